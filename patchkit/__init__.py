@@ -1,0 +1,3 @@
+"""patchkit: keep downstream source patches for vLLM and FlashInfer alive."""
+
+__version__ = "0.1.0"

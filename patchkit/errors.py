@@ -1,0 +1,82 @@
+"""One error family. Every expected failure is a PatchkitError with a message that names the
+file, patch or commit involved and says what to do next; the CLI turns it into a message and an
+exit code, never a traceback."""
+
+from __future__ import annotations
+
+
+class PatchkitError(Exception):
+    """Base of every expected error. ``exit_code`` is what the CLI returns."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"
+
+
+class ConfigError(PatchkitError):
+    """A manifest, lock or patch file is malformed. Names the file and the key."""
+
+    exit_code = 2
+
+
+class SourceError(PatchkitError):
+    """Upstream sources could not be fetched or identified."""
+
+    exit_code = 3
+
+
+class GitError(PatchkitError):
+    """A git command failed; carries the command, exit code and stderr."""
+
+    exit_code = 3
+
+
+class TreeError(PatchkitError):
+    """The tree is not in a state patchkit may touch (dirty, wrong commit, user edits)."""
+
+    exit_code = 4
+
+
+class UnsafePathError(PatchkitError):
+    """A patch names a path outside the tree (``..``, absolute, through a symlink)."""
+
+    exit_code = 5
+
+
+class PatchFailed(PatchkitError):
+    """One or more patches could not be applied; nothing was written."""
+
+    exit_code = 6
+
+
+class VerificationFailed(PatchkitError):
+    """A patch's tests failed."""
+
+    exit_code = 7
+
+
+class RebaseStopped(PatchkitError):
+    """A rebase stopped for a person: conflicts or ambiguity were reported."""
+
+    exit_code = 8
+
+
+EXIT_CODES = {
+    0: "success",
+    1: "unexpected patchkit error",
+    2: "configuration error (upstream.lock, patchset.toml, patch metadata)",
+    3: "source or git error (fetch, download, git command)",
+    4: "tree refused (uncommitted changes, other commit, edited patched files)",
+    5: "unsafe path in a patch",
+    6: "a patch failed to apply (nothing written)",
+    7: "verification failed",
+    8: "rebase stopped for a person (conflict report written)",
+    70: "internal error (a bug in patchkit: please report it with the crash log)",
+    130: "interrupted",
+}

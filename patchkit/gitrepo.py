@@ -1,0 +1,244 @@
+"""The one place that talks to git.
+
+Commands run through :func:`run` in a clean environment (inherited ``GIT_*`` variables removed,
+C locale) and raise :class:`GitError` with the command, exit code and stderr. Object reads go
+through GitPython's long-lived ``git cat-file --batch`` (``Repo.odb``), which keeps reading many
+blobs cheap. ``Repo`` objects are short-lived: one per :class:`GitRepo`, closed with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import git as gitpython  # GitPython
+
+from patchkit.errors import GitError
+
+log = logging.getLogger("patchkit.git")
+
+FIXED_IDENTITY = {
+    "GIT_AUTHOR_NAME": "patchkit",
+    "GIT_AUTHOR_EMAIL": "patchkit@localhost",
+    "GIT_COMMITTER_NAME": "patchkit",
+    "GIT_COMMITTER_EMAIL": "patchkit@localhost",
+}
+
+
+def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update({"LC_ALL": "C", "LANGUAGE": "C", "GIT_TERMINAL_PROMPT": "0"})
+    if extra:
+        env.update(extra)
+    return env
+
+
+def run(
+    args: Sequence[str | os.PathLike[str]],
+    *,
+    cwd: Path | None = None,
+    input: bytes | None = None,
+    env: dict[str, str] | None = None,
+    ok_codes: tuple[int, ...] = (0,),
+) -> subprocess.CompletedProcess[bytes]:
+    """Run ``git <args>``; raise GitError unless the exit code is in ``ok_codes``."""
+    cmd = ["git", *map(str, args)]
+    log.debug("$ %s", " ".join(cmd))
+    proc = subprocess.run(
+        cmd, cwd=cwd, input=input, env=clean_env(env), capture_output=True, check=False
+    )
+    if proc.returncode not in ok_codes:
+        stderr = proc.stderr.decode(errors="replace").strip()
+        raise GitError(f"`{' '.join(cmd)}` failed with exit code {proc.returncode} in {cwd}: {stderr}")
+    return proc
+
+
+def blob_id(content: bytes) -> str:
+    """The git blob id (SHA-1) of ``content``, computed without git."""
+    h = hashlib.sha1(b"blob %d\0" % len(content))
+    h.update(content)
+    return h.hexdigest()
+
+
+def is_repo(path: Path) -> bool:
+    proc = subprocess.run(
+        ["git", "rev-parse", "--git-dir"], cwd=path, env=clean_env(), capture_output=True
+    )
+    return proc.returncode == 0
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    content: bytes
+    conflicts: int  # number of conflict blocks; 0 means a clean merge
+
+
+class GitRepo:
+    """A repository (bare or with a work tree) at ``path``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._repo: gitpython.Repo | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    @classmethod
+    def init(cls, path: Path, *, bare: bool = False) -> GitRepo:
+        path.mkdir(parents=True, exist_ok=True)
+        run(["init", "-q", *(["--bare"] if bare else []), "-b", "main", str(path)])
+        return cls(path)
+
+    def close(self) -> None:
+        if self._repo is not None:
+            self._repo.close()
+            self._repo = None
+
+    def __enter__(self) -> GitRepo:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def git(self, *args: str | os.PathLike[str], **kw: object) -> bytes:
+        return run(args, cwd=self.path, **kw).stdout  # type: ignore[arg-type]
+
+    def text(self, *args: str | os.PathLike[str], **kw: object) -> str:
+        return self.git(*args, **kw).decode().strip()
+
+    # -- facts -------------------------------------------------------------------------------
+    def git_dir(self) -> Path:
+        return (self.path / self.text("rev-parse", "--git-dir")).resolve()
+
+    def toplevel(self) -> Path:
+        return Path(self.text("rev-parse", "--show-toplevel"))
+
+    def head(self) -> str | None:
+        proc = run(["rev-parse", "--verify", "-q", "HEAD"], cwd=self.path, ok_codes=(0, 1))
+        return proc.stdout.decode().strip() or None
+
+    def resolve(self, rev: str) -> str | None:
+        proc = run(
+            ["rev-parse", "--verify", "-q", f"{rev}^{{commit}}"], cwd=self.path, ok_codes=(0, 1)
+        )
+        return proc.stdout.decode().strip() or None
+
+    def dirty_paths(self, paths: Sequence[str] | None = None) -> list[str]:
+        """Paths (relative to the top) with uncommitted changes, untracked files included."""
+        args = ["status", "--porcelain=v1", "-z", "--untracked-files=all"]
+        if paths is not None:
+            if not paths:
+                return []
+            args += ["--", *paths]
+        out = self.git(*args).decode(errors="surrogateescape")
+        entries = out.split("\0")
+        dirty, i = [], 0
+        while i < len(entries):
+            entry = entries[i]
+            if not entry:
+                i += 1
+                continue
+            status, name = entry[:2], entry[3:]
+            dirty.append(name)
+            i += 2 if status[0] in "RC" else 1  # renames carry the old name next
+        return dirty
+
+    def tags(self, pattern: str = "*") -> list[str]:
+        return [t for t in self.text("tag", "--list", pattern).splitlines() if t]
+
+    def commit_message(self, rev: str) -> str:
+        return self.text("log", "-1", "--format=%B", rev)
+
+    # -- objects -----------------------------------------------------------------------------
+    def _gp(self) -> gitpython.Repo:
+        if self._repo is None:
+            self._repo = gitpython.Repo(self.path)
+        return self._repo
+
+    def read_blob(self, sha: str) -> bytes | None:
+        """The content of blob ``sha`` (full id), or None if this repository lacks it."""
+        try:
+            stream = self._gp().odb.stream(bytes.fromhex(sha))
+        except (ValueError, gitpython.BadObject, gitpython.BadName, OSError):
+            return None
+        if stream.type != b"blob":
+            return None
+        return bytes(stream.read())
+
+    def read_file(self, rev: str, path: str) -> bytes | None:
+        proc = run(["cat-file", "blob", f"{rev}:{path}"], cwd=self.path, ok_codes=(0, 128))
+        return proc.stdout if proc.returncode == 0 else None
+
+    def write_blob(self, content: bytes) -> str:
+        return self.text("hash-object", "-w", "--stdin", input=content)
+
+    def ls_tree(self, rev: str, paths: Sequence[str] = ()) -> dict[str, tuple[str, str]]:
+        """path -> (mode, blob id) for the files of ``rev`` (under ``paths`` if given)."""
+        out = self.git("ls-tree", "-r", "-z", "--full-tree", rev, "--", *paths)
+        result = {}
+        for entry in out.decode(errors="surrogateescape").split("\0"):
+            if entry:
+                meta, name = entry.split("\t", 1)
+                mode, _type, sha = meta.split()
+                result[name] = (mode, sha)
+        return result
+
+    # -- building history --------------------------------------------------------------------
+    def commit_directory(
+        self, directory: Path, *, parent: str | None, message: str, date: str | None = None
+    ) -> str:
+        """Commit the whole of ``directory`` as a new commit (a temporary index, no checkout)."""
+        env = dict(FIXED_IDENTITY)
+        if date:
+            env.update({"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date})
+        with tempfile.TemporaryDirectory(prefix="patchkit-index-") as tmp:
+            env["GIT_INDEX_FILE"] = str(Path(tmp) / "index")
+            common = ["--git-dir", str(self.git_dir()), "--work-tree", str(directory)]
+            run([*common, "add", "-A", "-f", "."], cwd=directory, env=env)
+            tree = run([*common, "write-tree"], cwd=directory, env=env).stdout.decode().strip()
+        parents = ["-p", parent] if parent else []
+        return self.text("commit-tree", tree, *parents, "-m", message, env=env)
+
+    def update_ref(self, ref: str, new: str, old: str | None = None) -> None:
+        self.git("update-ref", ref, new, *([old] if old else []))
+
+    def tag(self, name: str, commit: str) -> None:
+        self.git("tag", "-f", name, commit)
+
+    def add_worktree(self, path: Path, rev: str) -> None:
+        self.git("worktree", "prune")
+        self.git("worktree", "add", "-f", "--detach", str(path), rev)
+
+    def checkout_detached(self, rev: str) -> None:
+        self.git("checkout", "-q", "--detach", rev)
+
+    # -- merging -----------------------------------------------------------------------------
+    def merge_file(
+        self, ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str]
+    ) -> MergeResult:
+        """``git merge-file`` in memory: three-way merge with labelled conflict markers."""
+        with tempfile.TemporaryDirectory(prefix="patchkit-merge-") as tmp:
+            names = []
+            for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
+                p = Path(tmp) / name
+                p.write_bytes(data)
+                names.append(str(p))
+            args = ["merge-file", "-p", "--diff3"]
+            for label in labels:
+                args += ["-L", label]
+            proc = run([*args, *names], cwd=Path(tmp), ok_codes=tuple(range(0, 128)))
+        return MergeResult(proc.stdout, proc.returncode)
+
+
+@contextlib.contextmanager
+def open_repo(path: Path) -> Iterator[GitRepo]:
+    repo = GitRepo(path)
+    try:
+        yield repo
+    finally:
+        repo.close()

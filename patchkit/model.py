@@ -1,0 +1,163 @@
+"""The data model: targets and their lock, patch sets and patches, outcomes.
+
+Plain frozen dataclasses; they are built by the loaders (``lock.py``, ``patchset.py``) and passed
+around by value. Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class SourceKind(str, enum.Enum):
+    INDEX = "index"  # source releases on the Python package index pip is configured with
+    GIT = "git"  # a git remote or URL
+    PATH = "path"  # a local checkout or mirror
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    kind: SourceKind
+    package: str | None = None  # INDEX: the distribution name ("vllm", "flashinfer-python")
+    url: str | None = None  # GIT: clone URL
+    path: str | None = None  # PATH: local checkout or mirror
+
+
+@dataclass(frozen=True)
+class LockEntry:
+    """One target pinned: the exact upstream commit and release the patch sets are made for."""
+
+    name: str  # "vllm", "flashinfer"
+    repository: str  # upstream repository URL, for links and export
+    version: str  # release version, "0.19.0"
+    commit: str  # upstream commit id, full or abbreviated ("2a69949bd")
+    source: SourceSpec
+    pins: dict[str, str] = field(default_factory=dict)  # other target -> version it must be at
+
+
+@dataclass(frozen=True)
+class Lock:
+    path: Path
+    targets: dict[str, LockEntry]
+
+
+class UpstreamStatus(str, enum.Enum):
+    LOCAL = "local"  # only here
+    FORWARDED = "forwarded"  # a PR is open upstream
+    MERGED = "merged"  # upstream merged it (merged_in says where)
+
+
+class PatchKind(str, enum.Enum):
+    DIFF = "diff"
+    REWRITE = "rewrite"
+
+
+@dataclass(frozen=True)
+class TestSpec:
+    """A test that proves a patch: shipped with the set, or an upstream test id in the tree."""
+
+    where: str  # "set" (patchsets/<set>/...) or "upstream" (inside the target tree)
+    node: str  # pytest node id, relative to the set directory or to the tree root
+    gpu: bool = False
+    min_capability: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class PatchHistory:
+    absorbed_by: str | None = None  # upstream release/commit that made the change itself
+    broken_by: str | None = None  # upstream release/commit where the patch stopped applying
+
+
+@dataclass(frozen=True)
+class PatchMeta:
+    id: str
+    title: str
+    why: str
+    target: str
+    kind: PatchKind
+    file: Path  # the .patch or rewrite .py, absolute
+    meta_file: Path  # the .toml holding this metadata, absolute
+    set_name: str
+    author: str = ""
+    issues: tuple[str, ...] = ()
+    prs: tuple[str, ...] = ()
+    status: UpstreamStatus = UpstreamStatus.LOCAL
+    merged_in: str | None = None
+    requires: tuple[str, ...] = ()
+    tests: tuple[TestSpec, ...] = ()
+    optional: bool = False  # opt-in: applied only when asked for by id
+    pr_tags: tuple[str, ...] = ()  # vLLM title tags ("Bugfix", "Hardware][NVIDIA") or
+    pr_scope: str | None = None  # FlashInfer conventional-commit type(scope)
+    notes: str = ""  # what remains unproven, caveats
+    history: PatchHistory = PatchHistory()
+
+
+@dataclass(frozen=True)
+class PatchSet:
+    name: str
+    version: str
+    description: str
+    targets: tuple[str, ...]
+    root: Path
+    patches: tuple[PatchMeta, ...]  # in series order
+
+    def for_target(self, target: str) -> tuple[PatchMeta, ...]:
+        return tuple(p for p in self.patches if p.target == target)
+
+
+class Outcome(str, enum.Enum):
+    APPLIED = "applied"  # applied as written
+    CARRIED = "carried"  # applied after the code moved (3-way merge or rewrite re-run)
+    UPSTREAMED = "upstreamed"  # the change is already in the tree
+    PARTLY_UPSTREAMED = "partly-upstreamed"
+    CONFLICT = "conflict"
+    GONE = "gone"  # the code it changes no longer exists
+    AMBIGUOUS = "ambiguous"  # its anchor or context matches more than one place
+    FAILED = "failed"  # the patch itself is broken (bad rewrite, malformed diff)
+
+    @property
+    def ok(self) -> bool:
+        return self in (Outcome.APPLIED, Outcome.CARRIED, Outcome.UPSTREAMED)
+
+
+class Step(str, enum.Enum):
+    EXACT = "exact"
+    THREE_WAY = "three-way"
+    REWRITE = "rewrite"
+    PROBE = "probe"  # found already present
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """The content a patch leaves a file with. ``content is None`` deletes the file."""
+
+    path: str
+    content: bytes | None
+    mode: int | None = None  # 0o100644 / 0o100755; None keeps the current mode
+    old_path: str | None = None  # set for a rename
+
+
+@dataclass(frozen=True)
+class PatchResult:
+    """What happened to one patch in one operation: a value, not an exception."""
+
+    patch_id: str
+    outcome: Outcome
+    step: Step
+    changes: tuple[FileChange, ...] = ()
+    message: str = ""
+    details: tuple[ConflictDetail, ...] = ()
+
+
+@dataclass(frozen=True)
+class ConflictDetail:
+    """Where exactly a patch stopped: file, hunk, and both sides."""
+
+    path: str
+    hunk: str  # "@@ -10,7 +10,8 @@" or a rewrite anchor
+    reason: str
+    ours: str = ""  # the tree's text there
+    theirs: str = ""  # what the patch wanted there
