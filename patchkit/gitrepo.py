@@ -56,7 +56,9 @@ def run(
     )
     if proc.returncode not in ok_codes:
         stderr = proc.stderr.decode(errors="replace").strip()
-        raise GitError(f"`{' '.join(cmd)}` failed with exit code {proc.returncode} in {cwd}: {stderr}")
+        raise GitError(
+            f"`{' '.join(cmd)}` failed with exit code {proc.returncode} in {cwd}: {stderr}"
+        )
     return proc
 
 
@@ -233,6 +235,27 @@ class GitRepo:
                 args += ["-L", label]
             proc = run([*args, *names], cwd=Path(tmp), ok_codes=tuple(range(0, 128)))
         return MergeResult(proc.stdout, proc.returncode)
+
+
+def diff_dirs(workdir: Path, old: str = "a", new: str = "b") -> bytes:
+    """``git diff --no-index --full-index`` of two directories under ``workdir``; the paths in
+    the diff are relative to them, with git's usual a/ and b/ prefixes."""
+    proc = run(
+        [
+            "diff",
+            "--no-index",
+            "--full-index",
+            "--no-prefix",
+            "--no-renames",
+            "--no-color",
+            "--no-ext-diff",
+            old,
+            new,
+        ],
+        cwd=workdir,
+        ok_codes=(0, 1),
+    )
+    return proc.stdout
 
 
 @contextlib.contextmanager

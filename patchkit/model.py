@@ -150,6 +150,7 @@ class PatchResult:
     changes: tuple[FileChange, ...] = ()
     message: str = ""
     details: tuple[ConflictDetail, ...] = ()
+    conflicted: tuple[FileChange, ...] = ()  # files with labelled conflict markers, for a person
 
 
 @dataclass(frozen=True)

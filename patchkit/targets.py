@@ -10,7 +10,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-_VLLM_COMMIT = re.compile(r"""__commit_id__\s*=\s*(?:commit_id\s*=\s*)?['"]g?([0-9a-f]{7,40})['"]""")
+_VLLM_COMMIT = re.compile(
+    r"""__commit_id__\s*=\s*(?:commit_id\s*=\s*)?['"]g?([0-9a-f]{7,40})['"]"""
+)
 _FI_COMMIT = re.compile(r"""__git_version__\s*=\s*['"]([0-9a-f]{7,40})['"]""")
 
 

@@ -1,0 +1,183 @@
+"""``patchkit apply``, ``status`` and ``reset`` on a tree: all or nothing, idempotent, recorded.
+
+Apply always computes from the upstream originals (saved when first patched), so applying an
+edited series replaces the old one exactly, and applying the same series twice changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from patchkit.errors import PatchFailed, TreeError
+from patchkit.model import LockEntry, PatchMeta, PatchResult
+from patchkit.series import Blobs, Overlay, patch_digest, run_series
+from patchkit.state import AppliedPatch, FileRecord, State, StateStore
+from patchkit.targets import commits_match
+from patchkit.tree import Tree, sha256
+from patchkit.treecheck import changed_files, tree_commit
+from patchkit.txn import Write, commit, recover
+
+
+@dataclass(frozen=True)
+class ApplyReport:
+    target: str
+    commit: str | None
+    results: tuple[PatchResult, ...]
+    written: tuple[str, ...]
+    noop: bool = False
+    recovered: tuple[str, ...] = ()
+
+
+class ApplyFailed(PatchFailed):
+    def __init__(self, message: str, results: Sequence[PatchResult]) -> None:
+        super().__init__(message, hint="nothing was written; see the report above")
+        self.results = tuple(results)
+
+
+def _check_commit(tree: Tree, entry: LockEntry, allow_other_commit: bool) -> str | None:
+    found = tree_commit(tree)
+    if found and commits_match(found, entry.commit):
+        return found
+    if allow_other_commit:
+        return found
+    raise TreeError(
+        f"{tree.root} is at upstream commit {found or 'unknown'}, but {entry.name} is locked at "
+        f"{entry.commit} ({entry.version})",
+        hint="check out the locked commit (`patchkit fetch`), or pass --allow-other-commit "
+        "to apply with three-way merges",
+    )
+
+
+def _user_edits(tree: Tree, state: State | None) -> list[str]:
+    """Files patchkit wrote whose content changed since."""
+    if state is None:
+        return []
+    edited = []
+    for path, rec in state.files.items():
+        current = tree.read(path)
+        if (sha256(current) if current is not None else None) != rec.result:
+            edited.append(path)
+    return sorted(edited)
+
+
+def upstream_view(tree: Tree) -> Overlay:
+    """The tree as upstream had it: saved originals for the files patchkit changed."""
+    store = StateStore(tree.state_dir)
+    return _originals(tree, store, store.load())
+
+
+def _originals(tree: Tree, store: StateStore, state: State | None) -> Overlay:
+    overlay = Overlay(tree.read)
+    for path, rec in (state.files if state else {}).items():
+        overlay.files[path] = store.get(rec.original) if rec.original else None
+        if rec.original_mode is not None:
+            overlay.modes[path] = rec.original_mode
+    return overlay
+
+
+def _same_series(state: State | None, patches: Sequence[PatchMeta]) -> bool:
+    if state is None:
+        return not patches
+    applied = [(p.id, p.digest) for p in state.patches]
+    return applied == [(p.id, patch_digest(p)) for p in patches]
+
+
+def apply(
+    *,
+    tree: Tree,
+    entry: LockEntry,
+    patches: Sequence[PatchMeta],
+    blobs: Blobs,
+    allow_dirty: bool = False,
+    allow_other_commit: bool = False,
+) -> ApplyReport:
+    store = StateStore(tree.state_dir)
+    recovered = tuple(recover(tree, store))
+    commit_id = _check_commit(tree, entry, allow_other_commit)
+    state = store.load()
+    edited = _user_edits(tree, state)
+    if edited:
+        raise TreeError(
+            f"files patched earlier were edited since: {', '.join(edited)} in {tree.root}",
+            hint="turn the edits into a patch with `patchkit record`, or `patchkit reset --force` "
+            "(which saves them aside) before applying again",
+        )
+    if _same_series(state, patches):
+        return ApplyReport(entry.name, commit_id, (), (), noop=True, recovered=recovered)
+    overlay = _originals(tree, store, state)
+    results = run_series(patches, overlay, blobs)
+    failed = [r for r in results if not r.outcome.ok]
+    if failed:
+        names = ", ".join(f"{r.patch_id} ({r.outcome.value})" for r in failed)
+        raise ApplyFailed(f"could not apply {names} to {tree.root}", results)
+    _check_clean(tree, state, overlay)
+    new_state = _new_state(tree, store, entry, commit_id, patches, results, overlay, state)
+    writes = _writes(tree, overlay, state)
+    commit(tree, store, writes, new_state)
+    return ApplyReport(
+        entry.name, commit_id, tuple(results), tuple(w.path for w in writes), recovered=recovered
+    )
+
+
+def _check_clean(tree: Tree, state: State | None, overlay: Overlay) -> None:
+    ours = set(state.files) if state else set()
+    paths = sorted(p for p in overlay.files if p not in ours)
+    dirty = changed_files(tree, paths)
+    if dirty:
+        raise TreeError(
+            f"uncommitted changes in files the patches touch: {', '.join(dirty)} ({tree.root})",
+            hint="commit or stash them first, or pass --allow-dirty to patch on top of them "
+            "(reset then restores your version)",
+        )
+
+
+def _writes(tree: Tree, overlay: Overlay, state: State | None) -> list[Write]:
+    writes = []
+    paths = set(overlay.files) | set(state.files if state else {})
+    for path in sorted(paths):
+        desired = overlay.read(path)
+        mode = overlay.modes.get(path)
+        if desired != tree.read(path) or (mode is not None and mode != tree.mode(path)):
+            writes.append(Write(path, desired, mode))
+    return writes
+
+
+def _new_state(
+    tree: Tree,
+    store: StateStore,
+    entry: LockEntry,
+    commit_id: str | None,
+    patches: Sequence[PatchMeta],
+    results: Sequence[PatchResult],
+    overlay: Overlay,
+    state: State | None,
+) -> State | None:
+    if not patches:
+        return None
+    old = state.files if state else {}
+    records = {}
+    for path, content in overlay.files.items():
+        if path in old:
+            original, original_mode = old[path].original, old[path].original_mode
+        else:
+            current = tree.read(path)
+            original = store.put(current) if current is not None else None
+            original_mode = tree.mode(path)
+        result = sha256(content) if content is not None else None
+        if result == original and path not in old:
+            continue
+        records[path] = FileRecord(path, original, original_mode, result, overlay.modes.get(path))
+    applied = tuple(
+        AppliedPatch(
+            id=meta.id,
+            set_name=meta.set_name,
+            kind=meta.kind.value,
+            digest=patch_digest(meta),
+            outcome=res.outcome.value,
+            step=res.step.value,
+            files=tuple(sorted({c.path for c in res.changes})),
+        )
+        for meta, res in zip(patches, results, strict=True)
+    )
+    return State(entry.name, commit_id, entry.version, applied, records)

@@ -1,0 +1,178 @@
+"""The command line: a thin layer over the plain Python API. Parses arguments, builds the real
+objects once (project, tree, blob sources), calls one function, renders its result. Expected
+errors become a message and a documented exit code; never a traceback."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from patchkit import __version__
+from patchkit.errors import EXIT_CODES, PatchkitError
+from patchkit.report import err_console
+
+Handler = Callable[[argparse.Namespace], int]
+COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], str]] = {
+    # name: (help, add-arguments, "module:function" of the handler)
+    "fetch": (
+        "materialise the locked upstream tree in the cache",
+        lambda p: _target(p, True),
+        "patchkit.commands:fetch_cmd",
+    ),
+    "apply": (
+        "apply the patch sets to a tree, all or nothing",
+        lambda p: _apply_args(p),
+        "patchkit.commands:apply_cmd",
+    ),
+    "status": (
+        "show per patch: applied / not applied / modified",
+        lambda p: _tree_args(p),
+        "patchkit.commands:status_cmd",
+    ),
+    "reset": (
+        "restore every patched file to its upstream bytes",
+        lambda p: _reset_args(p),
+        "patchkit.commands:reset_cmd",
+    ),
+    "show": (
+        "print the unified diff a patch makes on the locked tree",
+        lambda p: _show_args(p),
+        "patchkit.commands:show_cmd",
+    ),
+    "record": (
+        "turn edits in a checkout into a diff patch, or refresh one",
+        lambda p: _record_args(p),
+        "patchkit.commands:record_cmd",
+    ),
+}
+
+
+def _target(parser: argparse.ArgumentParser, required: bool) -> None:
+    parser.add_argument("--target", "-t", required=required, help="vllm, flashinfer, ...")
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        metavar="NAME",
+        help="patch set to use (repeatable; default: all under patchsets/)",
+    )
+    parser.add_argument(
+        "--project",
+        type=Path,
+        default=Path.cwd(),
+        help="the patch repository (holds upstream.lock); default: current dir",
+    )
+
+
+def _tree_args(parser: argparse.ArgumentParser) -> None:
+    _target(parser, True)
+    parser.add_argument("--checkout", type=Path, help="a target checkout (default: the cache's)")
+    parser.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="PATCH",
+        help="also use this opt-in patch (repeatable)",
+    )
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _apply_args(parser: argparse.ArgumentParser) -> None:
+    _tree_args(parser)
+    parser.add_argument(
+        "--allow-dirty",
+        action="store_true",
+        help="patch files that have uncommitted changes (reset restores them)",
+    )
+    parser.add_argument(
+        "--allow-other-commit",
+        action="store_true",
+        help="apply to a tree at another upstream commit (three-way merges)",
+    )
+
+
+def _reset_args(parser: argparse.ArgumentParser) -> None:
+    _tree_args(parser)
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="reset files edited after apply too, saving the edits aside first",
+    )
+
+
+def _show_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("patch", help="patch id")
+    _target(parser, False)
+    parser.add_argument("--checkout", type=Path, help="show against this checkout instead")
+
+
+def _record_args(parser: argparse.ArgumentParser) -> None:
+    _tree_args(parser)
+    parser.add_argument("--patch", required=True, help="id of the new patch, or one to refresh")
+    parser.add_argument("--title", default="")
+    parser.add_argument("--why", default="", help="the bug, in a sentence or two")
+    parser.add_argument("--author", default="")
+    parser.add_argument("--into", metavar="SET", help="patch set to add a new patch to")
+    parser.add_argument("paths", nargs="*", help="only these files (default: every edited file)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="patchkit",
+        description="Keep downstream source patches for vLLM and FlashInfer alive.",
+        epilog="exit codes: " + "; ".join(f"{k} {v}" for k, v in EXIT_CODES.items()),
+    )
+    parser.add_argument("--version", action="version", version=f"patchkit {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log git commands")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (help_text, add_args, handler) in COMMANDS.items():
+        add_args(sub.add_parser(name, help=help_text, description=help_text))
+        sub.choices[name].set_defaults(handler=handler)
+    return parser
+
+
+def _resolve(spec: str) -> Handler:
+    import importlib
+
+    module, function = spec.split(":")
+    return getattr(importlib.import_module(module), function)  # type: ignore[no-any-return]
+
+
+def _crash_log() -> Path:
+    from patchkit.cache import cache_root
+
+    path = cache_root() / "crash.log"
+    path.write_text(traceback.format_exc())
+    return path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING, format="patchkit: %(message)s"
+    )
+    try:
+        return _resolve(args.handler)(args)
+    except PatchkitError as exc:
+        err_console.print(f"[red]error:[/] {exc.message}", markup=True, soft_wrap=True)
+        if exc.hint:
+            err_console.print(f"  [bold]what to do:[/] {exc.hint}", soft_wrap=True)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        return 130
+    except Exception:
+        log = _crash_log()
+        err_console.print(
+            f"[red]internal error[/]: a bug in patchkit. Details in {log}; "
+            "please report it with that file."
+        )
+        return 70
+
+
+def entry() -> None:
+    sys.exit(main())

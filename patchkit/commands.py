@@ -1,0 +1,160 @@
+"""CLI handlers: each turns parsed arguments into one call of the Python API and renders it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from patchkit import apply as apply_mod
+from patchkit.context import Project, blobs_for, load_project, open_checkout
+from patchkit.errors import ConfigError
+from patchkit.report import (
+    console,
+    print_json,
+    results_json,
+    results_table,
+    status_table,
+)
+from patchkit.status import status
+
+
+def _project(args: argparse.Namespace) -> Project:
+    return load_project(args.project, args.sets)
+
+
+def fetch_cmd(args: argparse.Namespace) -> int:
+    from patchkit.sources import fetch
+
+    entry = _project(args).entry(args.target)
+    fetched = fetch(entry)
+    console.print(
+        f"{entry.name} {fetched.version} (upstream {fetched.upstream_commit}) at {fetched.path}"
+    )
+    return 0
+
+
+def apply_cmd(args: argparse.Namespace) -> int:
+    project = _project(args)
+    entry = project.entry(args.target)
+    patches = project.patches(args.target, include=tuple(args.include))
+    tree = open_checkout(entry, args.checkout)
+    blobs = blobs_for(entry, tree)
+    try:
+        report = apply_mod.apply(
+            tree=tree,
+            entry=entry,
+            patches=patches,
+            blobs=blobs,
+            allow_dirty=args.allow_dirty,
+            allow_other_commit=args.allow_other_commit,
+        )
+    except apply_mod.ApplyFailed as exc:
+        _render_results(args, entry.name, None, exc.results, f"apply to {tree.root}: FAILED")
+        raise
+    finally:
+        blobs.close()
+    if report.recovered:
+        console.print(f"restored {len(report.recovered)} file(s) left by an interrupted run")
+    if args.json:
+        print_json(results_json(entry.name, report.commit, report.results) | {"noop": report.noop})
+        return 0
+    if report.noop:
+        console.print(f"{entry.name}: already applied to {tree.root}; nothing to do")
+    else:
+        console.print(results_table(f"apply to {tree.root}", report.results))
+    console.print(status_table(status(tree=tree, patches=patches)))
+    return 0
+
+
+def _render_results(args: argparse.Namespace, target: str, commit: str | None, results, title):  # type: ignore[no-untyped-def]
+    if getattr(args, "json", False):
+        print_json(results_json(target, commit, results))
+    else:
+        console.print(results_table(title, results))
+
+
+def status_cmd(args: argparse.Namespace) -> int:
+    project = _project(args)
+    entry = project.entry(args.target)
+    tree = open_checkout(entry, args.checkout)
+    report = status(tree=tree, patches=project.patches(args.target, include=tuple(args.include)))
+    if args.json:
+        print_json(report.to_json())
+    else:
+        console.print(status_table(report))
+    return 0
+
+
+def reset_cmd(args: argparse.Namespace) -> int:
+    from patchkit.reset import reset
+
+    project = _project(args)
+    tree = open_checkout(project.entry(args.target), args.checkout)
+    report = reset(tree=tree, force=args.force)
+    if args.json:
+        print_json(
+            {
+                "target": args.target,
+                "restored": list(report.restored),
+                "saved_aside": str(report.saved_aside) if report.saved_aside else None,
+            }
+        )
+        return 0
+    console.print(f"restored {len(report.restored)} file(s) in {tree.root}")
+    if report.saved_aside:
+        console.print(f"your edits were saved in {report.saved_aside}")
+    return 0
+
+
+def show_cmd(args: argparse.Namespace) -> int:
+    from patchkit.show import show
+
+    project = _project(args)
+    meta = project.patch(args.patch)
+    if args.target and args.target != meta.target:
+        raise ConfigError(f"patch {meta.id} is for {meta.target}, not {args.target}")
+    entry = project.entry(meta.target)
+    series = project.patches(meta.target, include=(meta.id,))
+    earlier = series[: series.index(meta)]
+    tree = open_checkout(entry, args.checkout)
+    blobs = blobs_for(entry, tree)
+    try:
+        diff = show(meta, earlier, apply_mod.upstream_view(tree), blobs)
+    finally:
+        blobs.close()
+    sys.stdout.buffer.write(diff)
+    return 0
+
+
+def record_cmd(args: argparse.Namespace) -> int:
+    from patchkit.record import record
+
+    project = _project(args)
+    entry = project.entry(args.target)
+    tree = open_checkout(entry, args.checkout)
+    series = project.patches(args.target, include=tuple(args.include))
+    existing = next((p for p in series if p.id == args.patch), None)
+    set_name = existing.set_name if existing else args.into
+    candidates = [
+        s for s in project.sets if s.name == set_name or (not set_name and args.target in s.targets)
+    ]
+    if len(candidates) != 1:
+        raise ConfigError("say which patch set gets the new patch with --into SET")
+    blobs = blobs_for(entry, tree)
+    try:
+        report = record(
+            tree=tree,
+            patch_set=candidates[0],
+            series=series,
+            patch_id=args.patch,
+            blobs=blobs,
+            title=args.title,
+            why=args.why,
+            author=args.author,
+            paths=args.paths,
+        )
+    finally:
+        blobs.close()
+    verb = "wrote" if report.changed else "unchanged:"
+    console.print(f"{verb} {report.patch_file} ({', '.join(report.files)})")
+    return 0

@@ -1,0 +1,205 @@
+"""Patch sets: ``patchsets/<name>/patchset.toml`` (the manifest and the ordered series) and one
+``patches/<id>.toml`` of metadata per patch beside its ``<id>.patch`` (a unified diff) or
+``<id>.py`` (a libcst rewrite). Errors name the file and the key."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+import tomlkit.exceptions
+
+from patchkit.errors import ConfigError
+from patchkit.model import (
+    PatchHistory,
+    PatchKind,
+    PatchMeta,
+    PatchSet,
+    TestSpec,
+    UpstreamStatus,
+)
+
+MANIFEST = "patchset.toml"
+ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+KIND_BY_SUFFIX = {".patch": PatchKind.DIFF, ".diff": PatchKind.DIFF, ".py": PatchKind.REWRITE}
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomlkit.parse(path.read_text()).unwrap()
+    except FileNotFoundError:
+        raise ConfigError(f"{path} does not exist") from None
+    except tomlkit.exceptions.ParseError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+
+
+def _str(raw: dict[str, Any], key: str, path: Path, *, default: str | None = None) -> str:
+    value = raw.get(key, default)
+    if not isinstance(value, str) or (default is None and not value):
+        raise ConfigError(f"{path}: key {key!r} must be a non-empty string (got {value!r})")
+    return value
+
+
+def _strs(raw: dict[str, Any], key: str, path: Path) -> tuple[str, ...]:
+    value = raw.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{path}: key {key!r} must be a list of strings")
+    return tuple(value)
+
+
+def _capability(text: Any, path: Path, index: int) -> tuple[int, int] | None:
+    if text in (None, ""):
+        return None
+    match = re.fullmatch(r"(\d+)\.(\d+)", str(text))
+    if not match:
+        raise ConfigError(f'{path}: tests[{index}].min_capability must look like "9.0"')
+    return int(match.group(1)), int(match.group(2))
+
+
+def _tests(raw: dict[str, Any], path: Path) -> tuple[TestSpec, ...]:
+    tests = []
+    for i, item in enumerate(raw.get("tests", [])):
+        if not isinstance(item, dict):
+            raise ConfigError(f"{path}: tests[{i}] must be a table")
+        where = _str(item, "where", path, default="set")
+        if where not in ("set", "upstream"):
+            raise ConfigError(f'{path}: tests[{i}].where must be "set" or "upstream"')
+        tests.append(
+            TestSpec(
+                where=where,
+                node=_str(item, "node", path),
+                gpu=bool(item.get("gpu", False)),
+                min_capability=_capability(item.get("min_capability"), path, i),
+            )
+        )
+    return tuple(tests)
+
+
+def _patch_file(raw: dict[str, Any], meta_path: Path, patch_id: str) -> tuple[Path, PatchKind]:
+    if "file" in raw:
+        candidates = [meta_path.parent / _str(raw, "file", meta_path)]
+    else:
+        candidates = [meta_path.parent / f"{patch_id}{s}" for s in KIND_BY_SUFFIX]
+    found = [c for c in candidates if c.is_file()]
+    if len(found) != 1:
+        names = ", ".join(c.name for c in candidates)
+        what = "none" if not found else "more than one"
+        raise ConfigError(
+            f"{meta_path}: patch {patch_id!r} needs exactly one of {names}; found {what}"
+        )
+    kind = KIND_BY_SUFFIX.get(found[0].suffix)
+    if kind is None:
+        raise ConfigError(f"{meta_path}: file {found[0].name} must end in .patch, .diff or .py")
+    return found[0].resolve(), kind
+
+
+def load_patch(meta_path: Path, set_name: str, targets: tuple[str, ...]) -> PatchMeta:
+    raw = read_toml(meta_path)
+    patch_id = _str(raw, "id", meta_path)
+    if patch_id != meta_path.stem:
+        raise ConfigError(
+            f"{meta_path}: id {patch_id!r} must match the file name {meta_path.stem!r}"
+        )
+    target = _str(raw, "target", meta_path)
+    if target not in targets:
+        raise ConfigError(
+            f"{meta_path}: target {target!r} is not among the set's targets {targets}"
+        )
+    try:
+        status = UpstreamStatus(raw.get("status", "local"))
+    except ValueError:
+        raise ConfigError(f"{meta_path}: status must be local, forwarded or merged") from None
+    file, kind = _patch_file(raw, meta_path, patch_id)
+    pr = raw.get("pr", {})
+    history = raw.get("history", {})
+    return PatchMeta(
+        id=patch_id,
+        title=_str(raw, "title", meta_path),
+        why=_str(raw, "why", meta_path),
+        target=target,
+        kind=kind,
+        file=file,
+        meta_file=meta_path.resolve(),
+        set_name=set_name,
+        author=_str(raw, "author", meta_path, default=""),
+        issues=_strs(raw, "issues", meta_path),
+        prs=_strs(raw, "prs", meta_path),
+        status=status,
+        merged_in=raw.get("merged_in") or None,
+        requires=_strs(raw, "requires", meta_path),
+        tests=_tests(raw, meta_path),
+        optional=bool(raw.get("optional", False)),
+        pr_tags=tuple(pr.get("tags", ())),
+        pr_scope=pr.get("scope") or None,
+        notes=_str(raw, "notes", meta_path, default=""),
+        history=PatchHistory(
+            absorbed_by=history.get("absorbed_by") or None,
+            broken_by=history.get("broken_by") or None,
+        ),
+    )
+
+
+def load_patchset(root: Path) -> PatchSet:
+    manifest = root / MANIFEST
+    raw = read_toml(manifest).get("patchset")
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{manifest}: needs a [patchset] table")
+    name = _str(raw, "name", manifest)
+    targets = _strs(raw, "targets", manifest)
+    series = _strs(raw, "series", manifest)
+    for patch_id in series:
+        if not ID_PATTERN.match(patch_id):
+            raise ConfigError(f"{manifest}: series entry {patch_id!r} is not a valid patch id")
+    if len(set(series)) != len(series):
+        raise ConfigError(f"{manifest}: series lists a patch twice")
+    patches = tuple(load_patch(root / "patches" / f"{pid}.toml", name, targets) for pid in series)
+    _check_requires(patches, manifest)
+    return PatchSet(
+        name=name,
+        version=_str(raw, "version", manifest),
+        description=_str(raw, "description", manifest, default=""),
+        targets=targets,
+        root=root.resolve(),
+        patches=patches,
+    )
+
+
+def _check_requires(patches: tuple[PatchMeta, ...], manifest: Path) -> None:
+    seen: set[str] = set()
+    for patch in patches:
+        for needed in patch.requires:
+            if needed not in seen:
+                raise ConfigError(
+                    f"{patch.meta_file}: requires {needed!r}, which is not earlier in the series "
+                    f"of {manifest}"
+                )
+        seen.add(patch.id)
+
+
+def load_patchsets(project: Path, names: list[str] | None = None) -> list[PatchSet]:
+    """The patch sets under ``project/patchsets`` (all of them, or those named), by name."""
+    base = project / "patchsets"
+    available = sorted(p.parent.name for p in base.glob(f"*/{MANIFEST}"))
+    chosen = names or available
+    missing = [n for n in chosen if n not in available]
+    if missing:
+        raise ConfigError(
+            f"no patch set {', '.join(missing)} under {base} (available: {', '.join(available)})"
+        )
+    return [load_patchset(base / n) for n in chosen]
+
+
+def select_patches(
+    sets: list[PatchSet], target: str, *, include: tuple[str, ...] = (), only: tuple[str, ...] = ()
+) -> list[PatchMeta]:
+    """The series for ``target`` across sets: opt-in patches only when included by id."""
+    patches = [p for s in sets for p in s.for_target(target)]
+    known = {p.id for p in patches}
+    unknown = [i for i in (*include, *only) if i not in known]
+    if unknown:
+        raise ConfigError(f"no patch {', '.join(unknown)} for target {target!r}")
+    if only:
+        return [p for p in patches if p.id in only]
+    return [p for p in patches if not p.optional or p.id in include]

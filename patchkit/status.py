@@ -1,0 +1,91 @@
+"""``patchkit status``: per patch, applied / not applied / modified since apply / outdated."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from patchkit.model import PatchMeta
+from patchkit.series import patch_digest
+from patchkit.state import State, StateStore
+from patchkit.tree import Tree, sha256
+from patchkit.treecheck import tree_commit
+
+
+class PatchState(str, enum.Enum):
+    APPLIED = "applied"
+    NOT_APPLIED = "not applied"
+    MODIFIED = "modified since apply"  # a file it changed was edited afterwards
+    OUTDATED = "outdated"  # applied, but the patch file changed since: apply again
+    UPSTREAMED = "upstreamed"  # recorded as already present upstream when applied
+
+
+@dataclass(frozen=True)
+class PatchStatus:
+    id: str
+    set_name: str
+    kind: str
+    state: PatchState
+    files: tuple[str, ...] = ()
+    optional: bool = False
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    target: str
+    commit: str | None
+    root: str
+    patches: tuple[PatchStatus, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "target": self.target,
+            "commit": self.commit,
+            "tree": self.root,
+            "patches": [
+                {
+                    "id": p.id,
+                    "set": p.set_name,
+                    "kind": p.kind,
+                    "state": p.state.value,
+                    "files": list(p.files),
+                    "optional": p.optional,
+                }
+                for p in self.patches
+            ],
+        }
+
+
+def _edited(tree: Tree, state: State, files: Sequence[str]) -> bool:
+    for path in files:
+        rec = state.files.get(path)
+        current = tree.read(path)
+        if rec is not None and (sha256(current) if current is not None else None) != rec.result:
+            return True
+    return False
+
+
+def _one(tree: Tree, state: State | None, meta: PatchMeta) -> PatchStatus:
+    applied = state.patch(meta.id) if state else None
+    if applied is None or state is None:
+        return PatchStatus(
+            meta.id, meta.set_name, meta.kind.value, PatchState.NOT_APPLIED, optional=meta.optional
+        )
+    if _edited(tree, state, applied.files):
+        patch_state = PatchState.MODIFIED
+    elif applied.digest != patch_digest(meta):
+        patch_state = PatchState.OUTDATED
+    elif applied.outcome == "upstreamed":
+        patch_state = PatchState.UPSTREAMED
+    else:
+        patch_state = PatchState.APPLIED
+    return PatchStatus(
+        meta.id, meta.set_name, meta.kind.value, patch_state, applied.files, meta.optional
+    )
+
+
+def status(*, tree: Tree, patches: Sequence[PatchMeta]) -> StatusReport:
+    state = StateStore(tree.state_dir).load()
+    rows = tuple(_one(tree, state, meta) for meta in patches)
+    return StatusReport(tree.target, tree_commit(tree), str(tree.root), rows)

@@ -1,0 +1,103 @@
+"""A tree patchkit may change: a git checkout, or an installed distribution whose files sit under
+site-packages. Patches speak in repository paths; a tree maps them to files on disk and refuses
+any path that would leave it (``..``, absolute paths, symlinks pointing outside)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from patchkit.errors import TreeError, UnsafePathError
+from patchkit.gitrepo import GitRepo, is_repo
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass
+class Tree:
+    """Where repository paths live on disk, and where patchkit keeps its state for them."""
+
+    root: Path  # the directory repository paths are mapped under
+    state_dir: Path
+    target: str
+    kind: str = "checkout"  # "checkout" or "installed"
+    # repository path -> path under root; None: the tree does not hold that path
+    mapper: Callable[[str], str | None] = field(default=lambda p: p)
+
+    def disk_path(self, repo_path: str) -> Path:
+        mapped = self.mapper(repo_path)
+        if mapped is None:
+            raise UnsafePathError(f"{repo_path} is not part of the {self.kind} tree at {self.root}")
+        root = self.root.resolve()
+        candidate = root / mapped
+        resolved = candidate.parent.resolve() / candidate.name
+        if root != resolved.parent and root not in resolved.parents:
+            raise UnsafePathError(
+                f"{repo_path}: resolves to {resolved}, outside the tree {root} (through a symlink)"
+            )
+        if candidate.is_symlink():
+            raise UnsafePathError(
+                f"{repo_path}: is a symlink; patchkit does not write through links"
+            )
+        return candidate
+
+    def holds(self, repo_path: str) -> bool:
+        return self.mapper(repo_path) is not None
+
+    def read(self, repo_path: str) -> bytes | None:
+        path = self.disk_path(repo_path)
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except IsADirectoryError:
+            raise TreeError(f"{path} is a directory; a patch expects a file there") from None
+
+    def mode(self, repo_path: str) -> int | None:
+        try:
+            st = self.disk_path(repo_path).stat()
+        except FileNotFoundError:
+            return None
+        return 0o100755 if st.st_mode & stat.S_IXUSR else 0o100644
+
+
+def checkout_tree(path: Path, target: str) -> Tree:
+    """A git checkout; state lives in its git directory, so it never dirties the tree."""
+    if not path.is_dir():
+        raise TreeError(
+            f"{path} is not a directory", hint="pass --checkout DIR of a target checkout"
+        )
+    if not is_repo(path):
+        raise TreeError(
+            f"{path} is not a git checkout",
+            hint="use `patchkit fetch` for a checkout, or --installed for an installed package",
+        )
+    with GitRepo(path) as repo:
+        top, git_dir = repo.toplevel(), repo.git_dir()
+    return Tree(root=top, state_dir=git_dir / "patchkit", target=target)
+
+
+def write_file(path: Path, content: bytes, mode: int | None) -> None:
+    """Write atomically: a sibling temporary file, then rename over the target."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.patchkit-tmp")
+    tmp.write_bytes(content)
+    if mode is not None:
+        os.chmod(tmp, 0o755 if mode & 0o111 else 0o644)
+    elif path.exists():
+        os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
+    os.replace(tmp, path)
+
+
+def remove_file(path: Path) -> None:
+    path.unlink(missing_ok=True)
+    parent = path.parent
+    while parent != parent.parent and not any(parent.iterdir()):
+        parent.rmdir()
+        parent = parent.parent

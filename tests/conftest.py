@@ -1,0 +1,46 @@
+"""Hermetic fixtures: a fresh HOME and cache, fixed git identity and dates, and small builders
+for upstream histories and patch projects."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.builders import Upstream  # noqa: F401  (re-exported for tests)
+
+
+@pytest.fixture(autouse=True)
+def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for key in list(os.environ):
+        if key.startswith("GIT_") and key != "GIT_CONFIG_NOSYSTEM":
+            monkeypatch.delenv(key)
+    (home / ".gitconfig").write_text(
+        "[user]\n\tname = Test Person\n\temail = test@example.com\n"
+        "[init]\n\tdefaultBranch = main\n"
+    )
+    if "PATCHKIT_REAL_CACHE" not in os.environ:
+        monkeypatch.setenv("PATCHKIT_CACHE", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture
+def upstream(tmp_path: Path) -> Iterator[Upstream]:
+    yield Upstream(tmp_path / "upstream")
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+           "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def dedent(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
