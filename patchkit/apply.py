@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from patchkit.errors import PatchFailed, TreeError
+from patchkit.errors import ConfigError, PatchFailed, TreeError
 from patchkit.model import LockEntry, PatchMeta, PatchResult
-from patchkit.series import Blobs, Overlay, patch_digest, run_series
+from patchkit.series import Blobs, Overlay, Reader, patch_digest, run_series, touched_paths
 from patchkit.state import AppliedPatch, FileRecord, State, StateStore
 from patchkit.targets import commits_match
 from patchkit.tree import Tree, sha256
-from patchkit.treecheck import changed_files, tree_commit
+from patchkit.treecheck import changed_files, committed_reader, tree_commit
 from patchkit.txn import Write, commit, recover
 
 
@@ -61,14 +61,17 @@ def _user_edits(tree: Tree, state: State | None) -> list[str]:
     return sorted(edited)
 
 
-def upstream_view(tree: Tree) -> Overlay:
-    """The tree as upstream had it: saved originals for the files patchkit changed."""
+def upstream_view(tree: Tree, *, committed: bool = False) -> Overlay:
+    """The tree as upstream had it: saved originals for the files patchkit changed; the other
+    files as they are, or (``committed``) as the checkout's HEAD has them."""
     store = StateStore(tree.state_dir)
-    return _originals(tree, store, store.load())
+    return _originals(tree, store, store.load(), committed_reader(tree) if committed else None)
 
 
-def _originals(tree: Tree, store: StateStore, state: State | None) -> Overlay:
-    overlay = Overlay(tree.read)
+def _originals(
+    tree: Tree, store: StateStore, state: State | None, base: Reader | None = None
+) -> Overlay:
+    overlay = Overlay(base or tree.read, tree.mode)
     for path, rec in (state.files if state else {}).items():
         overlay.files[path] = store.get(rec.original) if rec.original else None
         if rec.original_mode is not None:
@@ -105,13 +108,14 @@ def apply(
         )
     if _same_series(state, patches):
         return ApplyReport(entry.name, commit_id, (), (), noop=True, recovered=recovered)
+    if not allow_dirty:
+        _check_clean(tree, state, patches)
     overlay = _originals(tree, store, state)
     results = run_series(patches, overlay, blobs)
     failed = [r for r in results if not r.outcome.ok]
     if failed:
         names = ", ".join(f"{r.patch_id} ({r.outcome.value})" for r in failed)
         raise ApplyFailed(f"could not apply {names} to {tree.root}", results)
-    _check_clean(tree, state, overlay)
     new_state = _new_state(tree, store, entry, commit_id, patches, results, overlay, state)
     writes = _writes(tree, overlay, state)
     commit(tree, store, writes, new_state)
@@ -120,16 +124,24 @@ def apply(
     )
 
 
-def _check_clean(tree: Tree, state: State | None, overlay: Overlay) -> None:
+def _check_clean(tree: Tree, state: State | None, patches: Sequence[PatchMeta]) -> None:
+    """Refuse before any work if someone else changed a file the patches may touch."""
     ours = set(state.files) if state else set()
-    paths = sorted(p for p in overlay.files if p not in ours)
-    dirty = changed_files(tree, paths)
+    touched = {path for meta in patches for path in _paths(meta)}
+    dirty = changed_files(tree, sorted(p for p in touched if p not in ours and tree.holds(p)))
     if dirty:
         raise TreeError(
             f"uncommitted changes in files the patches touch: {', '.join(dirty)} ({tree.root})",
             hint="commit or stash them first, or pass --allow-dirty to patch on top of them "
             "(reset then restores your version)",
         )
+
+
+def _paths(meta: PatchMeta) -> list[str]:
+    try:
+        return touched_paths(meta)
+    except ConfigError:
+        return []  # a broken patch file: the series run reports it as that patch's failure
 
 
 def _writes(tree: Tree, overlay: Overlay, state: State | None) -> list[Write]:
@@ -165,9 +177,10 @@ def _new_state(
             original = store.put(current) if current is not None else None
             original_mode = tree.mode(path)
         result = sha256(content) if content is not None else None
-        if result == original and path not in old:
+        mode = overlay.modes.get(path)
+        if result == original and mode in (None, original_mode) and path not in old:
             continue
-        records[path] = FileRecord(path, original, original_mode, result, overlay.modes.get(path))
+        records[path] = FileRecord(path, original, original_mode, result, mode)
     applied = tuple(
         AppliedPatch(
             id=meta.id,

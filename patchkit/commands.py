@@ -62,7 +62,7 @@ def apply_cmd(args: argparse.Namespace) -> int:
         console.print(f"{entry.name}: already applied to {tree.root}; nothing to do")
     else:
         console.print(results_table(f"apply to {tree.root}", report.results))
-    console.print(status_table(status(tree=tree, patches=patches)))
+    console.print(status_table(status(tree=tree, patches=project.listed(args.target))))
     return 0
 
 
@@ -77,7 +77,7 @@ def status_cmd(args: argparse.Namespace) -> int:
     project = _project(args)
     entry = project.entry(args.target)
     tree = open_checkout(entry, args.checkout)
-    report = status(tree=tree, patches=project.patches(args.target, include=tuple(args.include)))
+    report = status(tree=tree, patches=project.listed(args.target))
     if args.json:
         print_json(report.to_json())
     else:

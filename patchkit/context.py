@@ -28,6 +28,10 @@ class Project:
     ) -> list[PatchMeta]:
         return select_patches(list(self.sets), name, include=include, only=only)
 
+    def listed(self, name: str) -> list[PatchMeta]:
+        """Every patch for the target, opt-in ones included (for status and reports)."""
+        return [p for s in self.sets for p in s.for_target(name)]
+
     def patch(self, patch_id: str) -> PatchMeta:
         for patch_set in self.sets:
             for meta in patch_set.patches:

@@ -154,6 +154,8 @@ def apply_file(
     if fp.new_path is None:
         return _deleted_file(fp, current)
     lines = split_lines(current)
+    if not fp.hunks:  # a pure rename or mode change
+        return _result(fp, Outcome.APPLIED, Step.EXACT, lines)
     if fp.new_blob and fp.new_blob != fp.old_blob and blob_id(current) == fp.new_blob:
         return _result(fp, Outcome.UPSTREAMED, Step.PROBE, lines)
     if fp.old_blob and blob_id(current) == fp.old_blob:

@@ -200,11 +200,18 @@ class GitRepo:
             env.update({"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date})
         with tempfile.TemporaryDirectory(prefix="patchkit-index-") as tmp:
             env["GIT_INDEX_FILE"] = str(Path(tmp) / "index")
-            common = ["--git-dir", str(self.git_dir()), "--work-tree", str(directory)]
+            common = [
+                "-c",
+                "core.autocrlf=false",
+                "--git-dir",
+                str(self.git_dir()),
+                "--work-tree",
+                str(directory),
+            ]
             run([*common, "add", "-A", "-f", "."], cwd=directory, env=env)
             tree = run([*common, "write-tree"], cwd=directory, env=env).stdout.decode().strip()
         parents = ["-p", parent] if parent else []
-        return self.text("commit-tree", tree, *parents, "-m", message, env=env)
+        return self.text("commit-tree", "--no-gpg-sign", tree, *parents, "-m", message, env=env)
 
     def update_ref(self, ref: str, new: str, old: str | None = None) -> None:
         self.git("update-ref", ref, new, *([old] if old else []))
@@ -216,8 +223,84 @@ class GitRepo:
         self.git("worktree", "prune")
         self.git("worktree", "add", "-f", "--detach", str(path), rev)
 
+    def remove_worktree(self, path: Path) -> None:
+        """Remove a linked worktree, local changes and all (used by rebase)."""
+        self.git("worktree", "remove", "--force", str(path))
+        self.git("worktree", "prune")
+
+    def rev_list(self, old: str, new: str) -> list[str]:
+        """Commits after ``old`` up to ``new``, oldest first, along first parents (rebase)."""
+        out = self.text("rev-list", "--reverse", "--first-parent", f"{old}..{new}")
+        return out.split()
+
     def checkout_detached(self, rev: str) -> None:
         self.git("checkout", "-q", "--detach", rev)
+
+    # -- export: commits built off to the side, refs, remotes ------------------------------
+    def config(self, key: str) -> str | None:
+        proc = run(["config", "--get", key], cwd=self.path, ok_codes=(0, 1))
+        return proc.stdout.decode().strip() or None
+
+    def tree_with(self, base: str, entries: Sequence[tuple[str, str | None, str]]) -> str:
+        """The tree of ``base`` with ``(path, blob id or None to delete, mode)`` entries changed,
+        built in a temporary index: the work tree and the real index are never read or written."""
+        lines = [
+            f"{mode} {blob}\t{path}" if blob else f"0 {'0' * 40}\t{path}"
+            for path, blob, mode in entries
+        ]
+        with tempfile.TemporaryDirectory(prefix="patchkit-index-") as tmp:
+            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            self.git("read-tree", base, env=env)
+            stdin = "".join(f"{line}\0" for line in lines).encode()
+            self.git("update-index", "-z", "--index-info", input=stdin, env=env)
+            return self.text("write-tree", env=env)
+
+    def commit_tree(
+        self, tree: str, parents: Sequence[str], message: str, env: dict[str, str]
+    ) -> str:
+        """A commit object (unsigned, message verbatim); ``env`` sets identity and dates."""
+        args = ["commit-tree", "--no-gpg-sign", tree, *(a for p in parents for a in ("-p", p))]
+        return self.text(*args, "-F", "-", input=message.encode(), env=env)
+
+    def last_commit_date(self, path: Path) -> str | None:
+        """Author date (ISO 8601) of the last commit that touched ``path``; None if none did."""
+        proc = run(["log", "-1", "--format=%aI", "--", str(path)], cwd=self.path, ok_codes=(0, 128))
+        return proc.stdout.decode().strip() or None
+
+    def remote_push_url(self, name: str) -> str | None:
+        proc = run(["remote", "get-url", "--push", name], cwd=self.path, ok_codes=(0, 2, 128))
+        if proc.returncode != 0:
+            return None
+        return proc.stdout.decode().strip() or None
+
+    def checked_out_branches(self) -> list[str]:
+        """Refs checked out in any worktree of this repository (``refs/heads/...``)."""
+        out = self.text("worktree", "list", "--porcelain")
+        return [line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("branch ")]
+
+    def push(
+        self,
+        remote: str,
+        refspecs: Sequence[str],
+        *,
+        leases: Sequence[str] = (),
+        force: bool = False,
+    ) -> None:
+        """One atomic push; ``leases`` are ``--force-with-lease=<ref>:<expected>`` values."""
+        flags = ["--force"] if force else [f"--force-with-lease={lease}" for lease in leases]
+        self.git("push", "--atomic", *flags, remote, *refspecs)
+
+    def format_patch(self, commit: str) -> bytes:
+        """``git format-patch -1 --stdout --full-index`` of one commit (stable: no commit id)."""
+        return self.git(
+            "format-patch",
+            "-1",
+            "--stdout",
+            "--full-index",
+            "--zero-commit",
+            "--no-signature",
+            commit,
+        )
 
     # -- merging -----------------------------------------------------------------------------
     def merge_file(

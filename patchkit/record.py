@@ -30,7 +30,8 @@ class RecordReport:
 
 
 def _expected(tree: Tree, series: Sequence[PatchMeta], blobs: Blobs) -> Overlay:
-    overlay = upstream_view(tree)
+    """The files as the committed tree plus the series would have them."""
+    overlay = upstream_view(tree, committed=True)
     for result in run_series(series, overlay, blobs):
         if not result.outcome.ok:
             raise PatchFailed(
@@ -84,6 +85,8 @@ def record(
         raise TreeError(f"no edits to record in {tree.root}")
     deltas = [FileDelta(p, expected.read(p), tree.read(p)) for p in edited]
     diff = unified_diff(deltas)
+    if not diff:
+        raise TreeError(f"the edits in {tree.root} make no difference to the series; nothing written")
     patches_dir = patch_set.root / "patches"
     patch_file = patches_dir / f"{patch_id}.patch"
     patch_file.write_bytes(diff)

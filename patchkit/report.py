@@ -13,8 +13,9 @@ from rich.table import Table
 from patchkit.model import Outcome, PatchResult
 from patchkit.status import PatchState, StatusReport
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+# Wide enough when output goes to a file or CI log (rich would assume 80 columns there).
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+err_console = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 160)
 
 _OUTCOME_STYLE = {
     Outcome.APPLIED: "green",

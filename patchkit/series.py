@@ -10,7 +10,7 @@ from pathlib import Path
 
 from patchkit.diffapply import FileResult, apply_file, combine
 from patchkit.diffparse import parse_diff
-from patchkit.errors import ConfigError, PatchkitError
+from patchkit.errors import ConfigError, PatchkitError, UnsafePathError
 from patchkit.gitrepo import GitRepo, MergeResult
 from patchkit.model import (
     ConflictDetail,
@@ -31,18 +31,25 @@ class Overlay:
     """Files as a series of patches leaves them, over a base reader."""
 
     base: Reader
+    base_mode: Callable[[str], int | None] = lambda path: None
     files: dict[str, bytes | None] = field(default_factory=dict)
     modes: dict[str, int] = field(default_factory=dict)
 
     def read(self, path: str) -> bytes | None:
         return self.files[path] if path in self.files else self.base(path)
 
+    def mode(self, path: str) -> int | None:
+        return self.modes[path] if path in self.modes else self.base_mode(path)
+
     def put(self, change: FileChange) -> None:
+        mode = change.mode
         if change.old_path:
+            if mode is None:  # a rename keeps the mode of the file it moves
+                mode = self.mode(change.old_path)
             self.files[change.old_path] = None
         self.files[change.path] = change.content
-        if change.mode is not None:
-            self.modes[change.path] = change.mode
+        if mode is not None:
+            self.modes[change.path] = mode
 
 
 class Blobs:
@@ -98,6 +105,8 @@ def run_patch(meta: PatchMeta, read: Reader, blobs: Blobs) -> PatchResult:
         from patchkit.rewrite import run_rewrite_patch
 
         return run_rewrite_patch(meta.id, meta.file, read)
+    except UnsafePathError:
+        raise  # never a patch outcome: the whole operation stops (exit 5)
     except ConfigError as exc:
         detail = ConflictDetail(str(meta.file), "patch", exc.message)
         return PatchResult(

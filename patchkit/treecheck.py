@@ -40,6 +40,19 @@ def tree_commit(tree: Tree) -> str | None:
         return repo.head()
 
 
+def committed_reader(tree: Tree) -> Callable[[str], bytes | None]:
+    """Files as last committed (a checkout's HEAD); other trees have no history: as they are."""
+    if tree.kind != "checkout":
+        return tree.read
+    repo = GitRepo(tree.root)
+
+    def read(path: str) -> bytes | None:
+        tree.disk_path(path)  # the same path checks as any read
+        return repo.read_file("HEAD", path)
+
+    return read
+
+
 def changed_files(tree: Tree, paths: Sequence[str] | None) -> list[str]:
     """Of ``paths`` (None: all files), those changed by someone other than patchkit."""
     if tree.kind in _change_finders:

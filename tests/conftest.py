@@ -9,9 +9,15 @@ import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
+import platformdirs
 import pytest
 
-from tests.builders import Upstream  # noqa: F401  (re-exported for tests)
+from tests.builders import Upstream
+
+# Taken before the hermetic fixture points PATCHKIT_CACHE and HOME elsewhere: tests on real
+# source releases keep them in the real cache (outside the repository), so runs reuse them.
+REAL_CACHE = os.environ.get("PATCHKIT_CACHE") or platformdirs.user_cache_dir("patchkit")
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True)
@@ -23,8 +29,7 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
         if key.startswith("GIT_") and key != "GIT_CONFIG_NOSYSTEM":
             monkeypatch.delenv(key)
     (home / ".gitconfig").write_text(
-        "[user]\n\tname = Test Person\n\temail = test@example.com\n"
-        "[init]\n\tdefaultBranch = main\n"
+        "[user]\n\tname = Test Person\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"
     )
     if "PATCHKIT_REAL_CACHE" not in os.environ:
         monkeypatch.setenv("PATCHKIT_CACHE", str(tmp_path_factory.mktemp("cache")))
@@ -36,11 +41,37 @@ def upstream(tmp_path: Path) -> Iterator[Upstream]:
 
 
 def git(cwd: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
-           "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
-    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True,
-                          text=True).stdout
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+        "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+    }
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
+    ).stdout
 
 
 def dedent(text: str) -> str:
     return textwrap.dedent(text).lstrip("\n")
+
+
+@pytest.fixture
+def real_cache(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Use the real cache, for tests on real upstream source releases (marked network)."""
+    monkeypatch.setenv("PATCHKIT_CACHE", REAL_CACHE)
+    return Path(REAL_CACHE)
+
+
+@pytest.fixture
+def real_tree(real_cache: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A throwaway worktree of a real target at its locked release: ``real_tree("vllm")``."""
+    from patchkit.context import load_project
+    from patchkit.sources import UpstreamRepo, fetch
+
+    def make(target: str) -> Path:
+        entry = load_project(PROJECT_ROOT).entry(target)
+        fetched = fetch(entry)
+        with UpstreamRepo(target) as repo:
+            return repo.fresh_tree(fetched.local_commit or "HEAD", tmp_path / target)
+
+    return make
