@@ -129,12 +129,20 @@ def _check_clean(tree: Tree, state: State | None, patches: Sequence[PatchMeta]) 
     ours = set(state.files) if state else set()
     touched = {path for meta in patches for path in _paths(meta)}
     dirty = changed_files(tree, sorted(p for p in touched if p not in ours and tree.holds(p)))
-    if dirty:
+    if not dirty:
+        return
+    if tree.kind == "installed":
         raise TreeError(
-            f"uncommitted changes in files the patches touch: {', '.join(dirty)} ({tree.root})",
-            hint="commit or stash them first, or pass --allow-dirty to patch on top of them "
-            "(reset then restores your version)",
+            f"files modified since install (their sha256 differs from RECORD): "
+            f"{', '.join(dirty)} ({tree.root})",
+            hint="reinstall the package, or pass --allow-dirty to patch on top of the "
+            "modified files (reset then restores them as they are now)",
         )
+    raise TreeError(
+        f"uncommitted changes in files the patches touch: {', '.join(dirty)} ({tree.root})",
+        hint="commit or stash them first, or pass --allow-dirty to patch on top of them "
+        "(reset then restores your version)",
+    )
 
 
 def _paths(meta: PatchMeta) -> list[str]:

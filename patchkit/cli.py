@@ -5,53 +5,77 @@ errors become a message and a documented exit code; never a traceback."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
 import traceback
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from patchkit import __version__
 from patchkit.errors import EXIT_CODES, PatchkitError
 from patchkit.report import err_console
 
 Handler = Callable[[argparse.Namespace], int]
-COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], str]] = {
-    # name: (help, add-arguments, "module:function" of the handler)
-    "fetch": (
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    arguments: str  # "module:function" adding the command's arguments to its parser
+    handler: str  # "module:function" taking the parsed arguments, returning the exit code
+
+
+COMMANDS = (
+    Command(
+        "fetch",
         "materialise the locked upstream tree in the cache",
-        lambda p: _target(p, True),
+        "patchkit.cli:target_args",
         "patchkit.commands:fetch_cmd",
     ),
-    "apply": (
+    Command(
+        "apply",
         "apply the patch sets to a tree, all or nothing",
-        lambda p: _apply_args(p),
+        "patchkit.cli:apply_args",
         "patchkit.commands:apply_cmd",
     ),
-    "status": (
-        "show per patch: applied / not applied / modified",
-        lambda p: _tree_args(p),
+    Command(
+        "status",
+        "per patch: applied / not applied / modified, and last verification",
+        "patchkit.cli:tree_args",
         "patchkit.commands:status_cmd",
     ),
-    "reset": (
+    Command(
+        "reset",
         "restore every patched file to its upstream bytes",
-        lambda p: _reset_args(p),
+        "patchkit.cli:reset_args",
         "patchkit.commands:reset_cmd",
     ),
-    "show": (
+    Command(
+        "show",
         "print the unified diff a patch makes on the locked tree",
-        lambda p: _show_args(p),
+        "patchkit.cli:show_args",
         "patchkit.commands:show_cmd",
     ),
-    "record": (
+    Command(
+        "record",
         "turn edits in a checkout into a diff patch, or refresh one",
-        lambda p: _record_args(p),
+        "patchkit.cli:record_args",
         "patchkit.commands:record_cmd",
     ),
-}
+    Command(
+        "verify",
+        "run each patch's own tests against the patched tree; record the result",
+        "patchkit.verify:add_verify_args",
+        "patchkit.verify:verify_cmd",
+    ),
+)
 
 
-def _target(parser: argparse.ArgumentParser, required: bool) -> None:
+def target_args(parser: argparse.ArgumentParser, required: bool = True) -> None:
     parser.add_argument("--target", "-t", required=required, help="vllm, flashinfer, ...")
     parser.add_argument(
         "--set",
@@ -68,9 +92,21 @@ def _target(parser: argparse.ArgumentParser, required: bool) -> None:
     )
 
 
-def _tree_args(parser: argparse.ArgumentParser) -> None:
-    _target(parser, True)
-    parser.add_argument("--checkout", type=Path, help="a target checkout (default: the cache's)")
+def tree_args(parser: argparse.ArgumentParser) -> None:
+    target_args(parser)
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--checkout", type=Path, help="a target checkout (default: the cache's)")
+    where.add_argument(
+        "--installed",
+        action="store_true",
+        help="the installed distribution of the target (in site-packages) instead",
+    )
+    parser.add_argument(
+        "--python",
+        default=sys.executable,
+        metavar="PATH",
+        help="the interpreter whose installed package (--installed) or tests (--verify) to use",
+    )
     parser.add_argument(
         "--include",
         action="append",
@@ -81,8 +117,8 @@ def _tree_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def _apply_args(parser: argparse.ArgumentParser) -> None:
-    _tree_args(parser)
+def apply_args(parser: argparse.ArgumentParser) -> None:
+    tree_args(parser)
     parser.add_argument(
         "--allow-dirty",
         action="store_true",
@@ -93,10 +129,13 @@ def _apply_args(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="apply to a tree at another upstream commit (three-way merges)",
     )
+    parser.add_argument(
+        "--verify", action="store_true", help="then run each patch's tests and record the result"
+    )
 
 
-def _reset_args(parser: argparse.ArgumentParser) -> None:
-    _tree_args(parser)
+def reset_args(parser: argparse.ArgumentParser) -> None:
+    tree_args(parser)
     parser.add_argument(
         "--force",
         action="store_true",
@@ -104,14 +143,14 @@ def _reset_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _show_args(parser: argparse.ArgumentParser) -> None:
+def show_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("patch", help="patch id")
-    _target(parser, False)
+    target_args(parser, required=False)
     parser.add_argument("--checkout", type=Path, help="show against this checkout instead")
 
 
-def _record_args(parser: argparse.ArgumentParser) -> None:
-    _tree_args(parser)
+def record_args(parser: argparse.ArgumentParser) -> None:
+    tree_args(parser)
     parser.add_argument("--patch", required=True, help="id of the new patch, or one to refresh")
     parser.add_argument("--title", default="")
     parser.add_argument("--why", default="", help="the bug, in a sentence or two")
@@ -129,15 +168,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"patchkit {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log git commands")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, (help_text, add_args, handler) in COMMANDS.items():
-        add_args(sub.add_parser(name, help=help_text, description=help_text))
-        sub.choices[name].set_defaults(handler=handler)
+    for command in COMMANDS:
+        parser_ = sub.add_parser(command.name, help=command.help, description=command.help)
+        _resolve(command.arguments)(parser_)
+        parser_.set_defaults(handler=command.handler)
     return parser
 
 
-def _resolve(spec: str) -> Handler:
-    import importlib
-
+def _resolve(spec: str) -> Callable[..., Any]:
     module, function = spec.split(":")
     return getattr(importlib.import_module(module), function)  # type: ignore[no-any-return]
 

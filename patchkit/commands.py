@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from patchkit import apply as apply_mod
-from patchkit.context import Project, blobs_for, load_project, open_checkout
+from patchkit.context import Project, blobs_for, load_project, open_checkout, open_tree
 from patchkit.errors import ConfigError
 from patchkit.report import (
     console,
@@ -15,7 +15,9 @@ from patchkit.report import (
     results_table,
     status_table,
 )
-from patchkit.status import status
+from patchkit.model import PatchMeta
+from patchkit.status import StatusReport, status
+from patchkit.tree import Tree
 
 
 def _project(args: argparse.Namespace) -> Project:
@@ -37,7 +39,8 @@ def apply_cmd(args: argparse.Namespace) -> int:
     project = _project(args)
     entry = project.entry(args.target)
     patches = project.patches(args.target, include=tuple(args.include))
-    tree = open_checkout(entry, args.checkout)
+    tree = open_tree(entry, args)
+    patches = _applicable(tree, patches)
     blobs = blobs_for(entry, tree)
     try:
         report = apply_mod.apply(
@@ -57,13 +60,42 @@ def apply_cmd(args: argparse.Namespace) -> int:
         console.print(f"restored {len(report.recovered)} file(s) left by an interrupted run")
     if args.json:
         print_json(results_json(entry.name, report.commit, report.results) | {"noop": report.noop})
-        return 0
-    if report.noop:
+    elif report.noop:
         console.print(f"{entry.name}: already applied to {tree.root}; nothing to do")
     else:
         console.print(results_table(f"apply to {tree.root}", report.results))
-    console.print(status_table(status(tree=tree, patches=project.listed(args.target))))
+    if args.verify:
+        _verify_after_apply(args, project, tree, patches)
+    if not args.json:
+        console.print(status_table(_status(project, tree, args.target)))
     return 0
+
+
+def _verify_after_apply(
+    args: argparse.Namespace, project: Project, tree: Tree, patches: list[PatchMeta]
+) -> None:
+    from patchkit.verify import raise_for, render, verify_applied
+
+    report = verify_applied(tree=tree, lock=project.lock, patches=patches, python=args.python)
+    render(report, as_json=args.json)
+    raise_for(report)
+
+
+def _status(project: Project, tree: Tree, target: str) -> StatusReport:
+    """Status of every listed patch, with its last verification and whether that is stale."""
+    return status(tree=tree, patches=project.listed(target), entry=project.entry(target))
+
+
+def _applicable(tree: Tree, patches: list[PatchMeta]) -> list[PatchMeta]:
+    """On an installed package, drop (and name) patches to files it does not contain."""
+    if tree.kind != "installed":
+        return patches
+    from patchkit.installed import split_applicable
+
+    applicable, skipped = split_applicable(tree, patches)
+    for item in skipped:
+        console.print(f"[yellow]not applicable to an installed {tree.target}:[/] {item.reason}")
+    return applicable
 
 
 def _render_results(args: argparse.Namespace, target: str, commit: str | None, results, title):  # type: ignore[no-untyped-def]
@@ -76,8 +108,8 @@ def _render_results(args: argparse.Namespace, target: str, commit: str | None, r
 def status_cmd(args: argparse.Namespace) -> int:
     project = _project(args)
     entry = project.entry(args.target)
-    tree = open_checkout(entry, args.checkout)
-    report = status(tree=tree, patches=project.listed(args.target))
+    tree = open_tree(entry, args)
+    report = _status(project, tree, args.target)
     if args.json:
         print_json(report.to_json())
     else:
@@ -89,7 +121,7 @@ def reset_cmd(args: argparse.Namespace) -> int:
     from patchkit.reset import reset
 
     project = _project(args)
-    tree = open_checkout(project.entry(args.target), args.checkout)
+    tree = open_tree(project.entry(args.target), args)
     report = reset(tree=tree, force=args.force)
     if args.json:
         print_json(
@@ -131,6 +163,9 @@ def record_cmd(args: argparse.Namespace) -> int:
 
     project = _project(args)
     entry = project.entry(args.target)
+    if args.installed:
+        raise ConfigError("record works on a checkout, not on an installed package",
+                          hint="make the edit in a checkout (`patchkit fetch`), then record")
     tree = open_checkout(entry, args.checkout)
     series = project.patches(args.target, include=tuple(args.include))
     existing = next((p for p in series if p.id == args.patch), None)

@@ -3,6 +3,7 @@ the tree to work on, and where base blobs can be found."""
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +58,15 @@ def open_checkout(entry: LockEntry, checkout: Path | None) -> Tree:
     from patchkit.sources import fetch
 
     return checkout_tree(fetch(entry).path, entry.name)
+
+
+def open_tree(entry: LockEntry, args: argparse.Namespace) -> Tree:
+    """The tree the command line names: --installed (with --python), --checkout, or the cache."""
+    if getattr(args, "installed", False):
+        from patchkit.installed import open_installed
+
+        return open_installed(entry, Path(args.python) if args.python else None)
+    return open_checkout(entry, getattr(args, "checkout", None))
 
 
 def blobs_for(entry: LockEntry, tree: Tree) -> Blobs:

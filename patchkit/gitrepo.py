@@ -18,7 +18,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import git as gitpython  # GitPython
+# GitPython checks for a git executable when imported; installed-package trees work without one,
+# so only the commands that really need git fail, with a GitError naming the command.
+os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
+import git as gitpython  # noqa: E402  (GitPython)
 
 from patchkit.errors import GitError
 
@@ -51,9 +54,13 @@ def run(
     """Run ``git <args>``; raise GitError unless the exit code is in ``ok_codes``."""
     cmd = ["git", *map(str, args)]
     log.debug("$ %s", " ".join(cmd))
-    proc = subprocess.run(
-        cmd, cwd=cwd, input=input, env=clean_env(env), capture_output=True, check=False
-    )
+    try:
+        proc = subprocess.run(
+            cmd, cwd=cwd, input=input, env=clean_env(env), capture_output=True, check=False
+        )
+    except FileNotFoundError:
+        raise GitError(f"`{cmd[0]}` is not installed, and `{' '.join(cmd)}` needs it",
+                       hint="install git, or use --installed trees, which do not need it") from None
     if proc.returncode not in ok_codes:
         stderr = proc.stderr.decode(errors="replace").strip()
         raise GitError(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from patchkit.model import PatchMeta
+from patchkit.model import LockEntry, PatchMeta
 from patchkit.series import patch_digest
 from patchkit.state import State, StateStore
 from patchkit.tree import Tree, sha256
@@ -29,6 +29,7 @@ class PatchStatus:
     state: PatchState
     files: tuple[str, ...] = ()
     optional: bool = False
+    verified: str = "never"  # the last verification, where it ran, and whether it is stale
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class StatusReport:
                     "state": p.state.value,
                     "files": list(p.files),
                     "optional": p.optional,
+                    "verified": p.verified,
                 }
                 for p in self.patches
             ],
@@ -69,9 +71,8 @@ def _edited(tree: Tree, state: State, files: Sequence[str]) -> bool:
 def _one(tree: Tree, state: State | None, meta: PatchMeta) -> PatchStatus:
     applied = state.patch(meta.id) if state else None
     if applied is None or state is None:
-        return PatchStatus(
-            meta.id, meta.set_name, meta.kind.value, PatchState.NOT_APPLIED, optional=meta.optional
-        )
+        return PatchStatus(meta.id, meta.set_name, meta.kind.value, PatchState.NOT_APPLIED,
+                           optional=meta.optional)
     if _edited(tree, state, applied.files):
         patch_state = PatchState.MODIFIED
     elif applied.digest != patch_digest(meta):
@@ -80,12 +81,30 @@ def _one(tree: Tree, state: State | None, meta: PatchMeta) -> PatchStatus:
         patch_state = PatchState.UPSTREAMED
     else:
         patch_state = PatchState.APPLIED
-    return PatchStatus(
-        meta.id, meta.set_name, meta.kind.value, patch_state, applied.files, meta.optional
-    )
+    return PatchStatus(meta.id, meta.set_name, meta.kind.value, patch_state, applied.files,
+                       meta.optional)
 
 
-def status(*, tree: Tree, patches: Sequence[PatchMeta]) -> StatusReport:
+def verification_summary(meta: PatchMeta, entry: LockEntry) -> str:
+    """The newest verification per environment kind, e.g. "passed on NVIDIA H200 (sm_90)"."""
+    from patchkit.verify_records import is_stale, last_results, set_root_of
+
+    records = last_results(set_root_of(meta), meta)
+    parts = []
+    for record in reversed(records):
+        stale = " (stale)" if is_stale(record, meta, entry) else ""
+        parts.append(f"{record.result} on {record.environment.kind} {record.time[:10]}{stale}")
+    return "; ".join(parts) or "never"
+
+
+def status(
+    *, tree: Tree, patches: Sequence[PatchMeta], entry: LockEntry | None = None
+) -> StatusReport:
     state = StateStore(tree.state_dir).load()
     rows = tuple(_one(tree, state, meta) for meta in patches)
+    if entry is not None:
+        rows = tuple(
+            replace(row, verified=verification_summary(meta, entry))
+            for row, meta in zip(rows, patches, strict=True)
+        )
     return StatusReport(tree.target, tree_commit(tree), str(tree.root), rows)

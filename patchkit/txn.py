@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +26,21 @@ class Write:
     path: str  # repository path
     content: bytes | None  # None deletes the file
     mode: int | None = None
+
+
+# After files of a kind of tree were written or restored (installed trees drop stale bytecode).
+PostWrite = Callable[[Tree, list[str]], object]
+_post_write: dict[str, PostWrite] = {}
+
+
+def register_post_write(kind: str, hook: PostWrite) -> None:
+    _post_write[kind] = hook
+
+
+def _written(tree: Tree, paths: list[str]) -> None:
+    hook = _post_write.get(tree.kind)
+    if hook is not None and paths:
+        hook(tree, paths)
 
 
 def _journal(store: StateStore) -> Path:
@@ -69,8 +84,10 @@ def commit(tree: Tree, store: StateStore, writes: Iterable[Write], state: State 
             content, mode = before[path]
             _put_back(tree, path, content, mode)
         _journal(store).unlink(missing_ok=True)
+        _written(tree, done)
         raise
     _journal(store).unlink(missing_ok=True)
+    _written(tree, done)
 
 
 def recover(tree: Tree, store: StateStore) -> list[str]:
@@ -86,5 +103,6 @@ def recover(tree: Tree, store: StateStore) -> list[str]:
         content = store.get(saved["sha256"]) if saved["sha256"] else None
         _put_back(tree, repo_path, content, saved["mode"])
     path.unlink()
+    _written(tree, sorted(journal["files"]))
     log.warning("restored %d file(s) from an interrupted patchkit run", len(journal["files"]))
     return sorted(journal["files"])
