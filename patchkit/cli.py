@@ -72,6 +72,12 @@ COMMANDS = (
         "patchkit.verify:add_verify_args",
         "patchkit.verify:verify_cmd",
     ),
+    Command(
+        "export-pr",
+        "one upstream-ready branch per patch, with its commit message and PR text",
+        "patchkit.export:add_export_args",
+        "patchkit.export:export_cmd",
+    ),
 )
 
 
