@@ -73,6 +73,18 @@ COMMANDS = (
         "patchkit.verify:verify_cmd",
     ),
     Command(
+        "rebase",
+        "move the lock to a new upstream commit or release and carry every patch along",
+        "patchkit.rebase_cli:add_rebase_args",
+        "patchkit.rebase_cli:rebase_cmd",
+    ),
+    Command(
+        "port",
+        "apply one diff made at a base commit to a checkout at any commit (rebase's plumbing)",
+        "patchkit.port:add_port_args",
+        "patchkit.port:port_cmd",
+    ),
+    Command(
         "export-pr",
         "one upstream-ready branch per patch, with its commit message and PR text",
         "patchkit.export:add_export_args",
@@ -183,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _resolve(spec: str) -> Callable[..., Any]:
     module, function = spec.split(":")
-    return getattr(importlib.import_module(module), function)  # type: ignore[no-any-return]
+    return getattr(importlib.import_module(module), function)
 
 
 def _crash_log() -> Path:

@@ -8,6 +8,7 @@ import sys
 from patchkit import apply as apply_mod
 from patchkit.context import Project, blobs_for, load_project, open_checkout, open_tree
 from patchkit.errors import ConfigError
+from patchkit.model import PatchMeta
 from patchkit.report import (
     console,
     print_json,
@@ -15,7 +16,6 @@ from patchkit.report import (
     results_table,
     status_table,
 )
-from patchkit.model import PatchMeta
 from patchkit.status import StatusReport, status
 from patchkit.tree import Tree
 
@@ -164,8 +164,10 @@ def record_cmd(args: argparse.Namespace) -> int:
     project = _project(args)
     entry = project.entry(args.target)
     if args.installed:
-        raise ConfigError("record works on a checkout, not on an installed package",
-                          hint="make the edit in a checkout (`patchkit fetch`), then record")
+        raise ConfigError(
+            "record works on a checkout, not on an installed package",
+            hint="make the edit in a checkout (`patchkit fetch`), then record",
+        )
     tree = open_checkout(entry, args.checkout)
     series = project.patches(args.target, include=tuple(args.include))
     existing = next((p for p in series if p.id == args.patch), None)

@@ -251,7 +251,8 @@ def _three_way(
         )
         return FileResult(Outcome.CONFLICT, Step.NONE, details=details)
     theirs = b"".join(_apply_exact(split_lines(base), fp.hunks))
-    merged = merge(current, base, theirs, ("tree", f"base {fp.old_blob[:12]}", label))
+    base_label = f"base {(fp.old_blob or '')[:12]}"
+    merged = merge(current, base, theirs, ("tree", base_label, label))
     if merged.conflicts == 0:
         return _result(fp, Outcome.CARRIED, Step.THREE_WAY, split_lines(merged.content))
     details = tuple(

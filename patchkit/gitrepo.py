@@ -21,7 +21,7 @@ from pathlib import Path
 # GitPython checks for a git executable when imported; installed-package trees work without one,
 # so only the commands that really need git fail, with a GitError naming the command.
 os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
-import git as gitpython  # noqa: E402  (GitPython)
+import git as gitpython
 
 from patchkit.errors import GitError
 
@@ -59,8 +59,10 @@ def run(
             cmd, cwd=cwd, input=input, env=clean_env(env), capture_output=True, check=False
         )
     except FileNotFoundError:
-        raise GitError(f"`{cmd[0]}` is not installed, and `{' '.join(cmd)}` needs it",
-                       hint="install git, or use --installed trees, which do not need it") from None
+        raise GitError(
+            f"`{cmd[0]}` is not installed, and `{' '.join(cmd)}` needs it",
+            hint="install git, or use --installed trees, which do not need it",
+        ) from None
     if proc.returncode not in ok_codes:
         stderr = proc.stderr.decode(errors="replace").strip()
         raise GitError(

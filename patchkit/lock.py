@@ -134,9 +134,9 @@ def pin_problems(lock: Lock, found: dict[str, dict[str, str]] | None = None) -> 
 def move_lock(path: Path, name: str, *, version: str, commit: str) -> None:
     """Rewrite one target's version and commit in place, keeping comments and layout."""
     doc = tomlkit.parse(path.read_text())
-    table = doc["targets"][name]  # type: ignore[index]
-    table["version"] = version  # type: ignore[index]
-    table["commit"] = commit  # type: ignore[index]
+    table = doc["targets"][name]
+    table["version"] = version
+    table["commit"] = commit
     tmp = path.with_suffix(".lock.tmp")
     tmp.write_text(tomlkit.dumps(doc))
     tmp.replace(path)

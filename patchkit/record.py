@@ -86,7 +86,9 @@ def record(
     deltas = [FileDelta(p, expected.read(p), tree.read(p)) for p in edited]
     diff = unified_diff(deltas)
     if not diff:
-        raise TreeError(f"the edits in {tree.root} make no difference to the series; nothing written")
+        raise TreeError(
+            f"the edits in {tree.root} make no difference to the series; nothing written"
+        )
     patches_dir = patch_set.root / "patches"
     patch_file = patches_dir / f"{patch_id}.patch"
     patch_file.write_bytes(diff)
@@ -138,8 +140,8 @@ def _write_meta(path: Path, patch_id: str, target: str, title: str, why: str, au
 
 def _append_series(manifest: Path, patch_id: str) -> None:
     doc = tomlkit.parse(manifest.read_text())
-    series = doc["patchset"]["series"]  # type: ignore[index]
-    series.append(patch_id)  # type: ignore[union-attr]
+    series = doc["patchset"]["series"]
+    series.append(patch_id)
     manifest.write_text(tomlkit.dumps(doc))
 
 

@@ -71,8 +71,9 @@ def _edited(tree: Tree, state: State, files: Sequence[str]) -> bool:
 def _one(tree: Tree, state: State | None, meta: PatchMeta) -> PatchStatus:
     applied = state.patch(meta.id) if state else None
     if applied is None or state is None:
-        return PatchStatus(meta.id, meta.set_name, meta.kind.value, PatchState.NOT_APPLIED,
-                           optional=meta.optional)
+        return PatchStatus(
+            meta.id, meta.set_name, meta.kind.value, PatchState.NOT_APPLIED, optional=meta.optional
+        )
     if _edited(tree, state, applied.files):
         patch_state = PatchState.MODIFIED
     elif applied.digest != patch_digest(meta):
@@ -81,8 +82,9 @@ def _one(tree: Tree, state: State | None, meta: PatchMeta) -> PatchStatus:
         patch_state = PatchState.UPSTREAMED
     else:
         patch_state = PatchState.APPLIED
-    return PatchStatus(meta.id, meta.set_name, meta.kind.value, patch_state, applied.files,
-                       meta.optional)
+    return PatchStatus(
+        meta.id, meta.set_name, meta.kind.value, patch_state, applied.files, meta.optional
+    )
 
 
 def verification_summary(meta: PatchMeta, entry: LockEntry) -> str:

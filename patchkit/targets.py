@@ -13,7 +13,8 @@ from pathlib import Path
 _VLLM_COMMIT = re.compile(
     r"""__commit_id__\s*=\s*(?:commit_id\s*=\s*)?['"]g?([0-9a-f]{7,40})['"]"""
 )
-_FI_COMMIT = re.compile(r"""__git_version__\s*=\s*['"]([0-9a-f]{7,40})['"]""")
+# FlashInfer names its commit __git_version__ up to 0.6.x and __git_commit__ from 0.7.0 on.
+_FI_COMMIT = re.compile(r"""__git_(?:version|commit)__\s*=\s*['"]([0-9a-f]{7,40})['"]""")
 
 
 @dataclass(frozen=True)

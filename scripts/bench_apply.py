@@ -59,7 +59,9 @@ print(json.dumps({"ms": elapsed * 1000, "again_ms": again, "noop": report.noop})
 def child_apply(target: str, tree: Path, *extra: str) -> dict:
     out = subprocess.run(
         [sys.executable, "-c", CHILD, str(ROOT), target, str(tree), *extra],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     return json.loads(out.strip().splitlines()[-1])
 

@@ -474,7 +474,9 @@ def test_real_vllm_wheel_takes_the_vllm_spark_set(real_vllm_python: Path) -> Non
         return [
             pyc
             for path in paths
-            for pyc in (tree.disk_path(path).parent / "__pycache__").glob(f"{Path(path).stem}.*.pyc")
+            for pyc in (tree.disk_path(path).parent / "__pycache__").glob(
+                f"{Path(path).stem}.*.pyc"
+            )
         ]
 
     assert bytecode(touched)  # pip compiled them at install

@@ -1,0 +1,123 @@
+"""``patchkit rebase`` on the command line: parse, rebase (or continue, abort), render, and
+verify the patches the rebase changed on a fresh tree of the new upstream."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from patchkit.apply import apply
+from patchkit.conflicts import RebaseReport, print_report
+from patchkit.context import blobs_for, load_project
+from patchkit.errors import PatchkitError, RebaseStopped
+from patchkit.model import Outcome, SourceKind
+from patchkit.rebase import abort_rebase, continue_rebase, rebase
+from patchkit.report import console, print_json
+from patchkit.tree import checkout_tree
+
+
+def add_rebase_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--target", "-t", required=True, help="vllm, flashinfer, ...")
+    parser.add_argument("--set", dest="sets", action="append", metavar="NAME")
+    parser.add_argument("--project", type=Path, default=Path.cwd(), help="default: current dir")
+    parser.add_argument("--onto", help="release version (or `latest`), tag or commit")
+    parser.add_argument(
+        "--allow-pending",
+        action="store_true",
+        help="move the lock even if patches stop; record them as pending in their metadata",
+    )
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument(
+        "--continue",
+        dest="resume",
+        action="store_true",
+        help="record the fixes made in the worktree of a stopped rebase, then finish",
+    )
+    what.add_argument("--abort", action="store_true", help="drop a stopped rebase")
+    parser.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="do not run the tests of the patches the rebase changed",
+    )
+    parser.add_argument(
+        "--python", default=sys.executable, metavar="PATH", help="interpreter for those tests"
+    )
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def rebase_cmd(args: argparse.Namespace) -> int:
+    root = load_project(args.project, args.sets).root
+    if args.abort:
+        where = abort_rebase(project_root=root, target=args.target)
+        console.print(f"dropped the rebase of {args.target} ({where}); the project is unchanged")
+        return 0
+    if args.resume:
+        report = continue_rebase(project_root=root, target=args.target)
+    elif not args.onto:
+        raise PatchkitError("say where to: --onto VERSION|TAG|COMMIT (or --continue, --abort)")
+    else:
+        project = load_project(args.project, args.sets)
+        report = rebase(
+            project=project,
+            target=args.target,
+            onto=args.onto,
+            sets=args.sets,
+            allow_pending=args.allow_pending,
+        )
+    if args.json:
+        print_json(report.to_json())
+    else:
+        print_report(report)
+    if report.stopped:
+        raise RebaseStopped(
+            f"rebase of {report.target} onto {report.onto} stopped; report: {report.report}",
+            hint=f"fix the files in {report.worktree}, then `patchkit rebase --target "
+            f"{report.target} --continue`; or `--abort`",
+        )
+    if not args.no_verify:
+        verify_changed(args, root, report)
+    return 0
+
+
+def changed_patches(report: RebaseReport) -> list[str]:
+    """The patches whose change the rebase moved or merged: their proof is now out of date."""
+    return [p.id for p in report.patches if p.outcome is Outcome.CARRIED]
+
+
+def verify_changed(args: argparse.Namespace, root: Path, report: RebaseReport) -> None:
+    """Apply the series to a fresh tree at the new lock and run the changed patches' tests."""
+    from patchkit.sources import UpstreamRepo, fetch
+    from patchkit.verify import raise_for, render, verify_applied
+
+    changed = changed_patches(report)
+    if not changed or not report.lock_moved:
+        return
+    project = load_project(root, args.sets)
+    entry = project.entry(args.target)
+    if entry.source.kind is SourceKind.PATH:
+        console.print(
+            f"verify the changed patches ({', '.join(changed)}) in your checkout: "
+            f"`patchkit apply --target {args.target} --verify`"
+        )
+        return
+    fetched = fetch(entry)
+    with (
+        tempfile.TemporaryDirectory(prefix="patchkit-rebase-verify-") as tmp,
+        UpstreamRepo(args.target) as repo,
+    ):
+        path = repo.fresh_tree(fetched.local_commit or "HEAD", Path(tmp) / args.target)
+        tree = checkout_tree(path, args.target)
+        patches = project.patches(args.target)
+        blobs = blobs_for(entry, tree)
+        try:
+            apply(tree=tree, entry=entry, patches=patches, blobs=blobs)
+        finally:
+            blobs.close()
+        verified = [p for p in patches if p.id in changed]
+        result = verify_applied(tree=tree, lock=project.lock, patches=verified, python=args.python)
+        repo.remove_tree(path)
+    if not args.json:
+        render(result)
+    raise_for(result)
