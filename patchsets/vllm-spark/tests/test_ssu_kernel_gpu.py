@@ -57,14 +57,28 @@ def test_selective_state_update_matches_reference(is_blackwell, batch, dstate): 
     ref_state, ref_out = reference(state, x, dt, A, B, C, D, z, dt_bias)
 
     out = torch.full_like(x, float("nan"))  # every element must be written
-    selective_state_update(state, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=True,
-                           out=out, is_blackwell=is_blackwell)
+    selective_state_update(
+        state,
+        x,
+        dt,
+        A,
+        B,
+        C,
+        D=D,
+        z=z,
+        dt_bias=dt_bias,
+        dt_softplus=True,
+        out=out,
+        is_blackwell=is_blackwell,
+    )
     torch.cuda.synchronize()
 
     assert not torch.isnan(out).any()
     out_err = (out.double() - ref_out).norm() / ref_out.norm()
     state_err = (state.double() - ref_state).norm() / ref_state.norm()
-    print(f"batch={batch} dstate={dstate} is_blackwell={is_blackwell}: "
-          f"|out-ref|/|ref|={out_err:.2e} |state-ref|/|ref|={state_err:.2e}")
+    print(
+        f"batch={batch} dstate={dstate} is_blackwell={is_blackwell}: "
+        f"|out-ref|/|ref|={out_err:.2e} |state-ref|/|ref|={state_err:.2e}"
+    )
     assert out_err < 1e-2
     assert state_err < 1e-3
