@@ -13,20 +13,19 @@ tolerantly from ``patchsets/<set>/verification.json``: absent means "not yet ver
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
-from typing import Any
 
 from patchkit.errors import ConfigError
 from patchkit.model import LockEntry, PatchMeta, TestSpec
 from patchkit.series import patch_digest
 from patchkit.targets import commits_match
+from patchkit.verify_env import Environment
+from patchkit.verify_records import Record, TestRecord, load_records, set_root_of
 
 log = logging.getLogger("patchkit.prtext")
 
@@ -128,31 +127,8 @@ def load_template(in_tree: bytes | None, target: str) -> str:
     raise ConfigError(f"no PR template for {target}: patchkit's templates/ are missing")
 
 
-def _set_root(meta: PatchMeta) -> Path | None:
-    return next((d for d in meta.meta_file.parents if (d / "patchset.toml").is_file()), None)
-
-
-def _records(meta: PatchMeta) -> list[dict[str, Any]]:
-    root = _set_root(meta)
-    path = root / "verification.json" if root else None
-    try:
-        raw = json.loads(path.read_text()) if path else []
-    except FileNotFoundError:
-        return []
-    except (OSError, ValueError) as exc:
-        log.warning("%s: unreadable (%s); treating %s as not yet verified", path, exc, meta.id)
-        return []
-    items = raw if isinstance(raw, list) else []
-    return [r for r in items if isinstance(r, dict) and r.get("patch") == meta.id]
-
-
-def _environment(env: Any) -> str:
-    env = env if isinstance(env, dict) else {}
-    cap = env.get("capability")
-    cap_text = ".".join(map(str, cap)) if isinstance(cap, list) else str(cap or "")
-    head = str(env.get("gpu") or "no GPU (CPU only)")
-    if env.get("gpu") and cap_text:
-        head += f" (sm_{cap_text.replace('.', '')})"
+def _environment(env: Environment) -> str:
+    head = env.kind if env.gpu else "no GPU (CPU only)"
     labels = (
         ("driver", "driver"),
         ("cuda", "CUDA"),
@@ -160,46 +136,45 @@ def _environment(env: Any) -> str:
         ("triton", "triton"),
         ("python", "Python"),
     )
-    return ", ".join([head, *(f"{label} {env[k]}" for k, label in labels if env.get(k))])
+    values = [(label, getattr(env, name)) for name, label in labels]
+    return ", ".join([head, *(f"{label} {value}" for label, value in values if value)])
 
 
-def _test_outcome(raw: dict[str, Any]) -> TestOutcome:
-    keys = ("passed", "failed", "skipped")
-    counts = ", ".join(f"{raw.get(k, 0)} {k}" for k in keys) if any(k in raw for k in keys) else ""
-    return TestOutcome(
-        str(raw.get("node", "?")),
-        str(raw.get("where", "set")),
-        str(raw.get("result", "unknown")),
-        counts,
-        str(raw.get("reason", "")),
-    )
+def _test_outcome(test: TestRecord) -> TestOutcome:
+    counts = f"{test.passed} passed, {test.failed} failed, {test.skipped} skipped"
+    return TestOutcome(test.node, test.where, test.result, counts, test.reason)
 
 
-def _staleness(raw: dict[str, Any], meta: PatchMeta, entry: LockEntry) -> str:
-    if raw.get("digest") and raw["digest"] != patch_digest(meta):
+def _staleness(record: Record, meta: PatchMeta, entry: LockEntry) -> str:
+    if record.digest != patch_digest(meta):
         return "this record was made for an earlier version of the patch"
-    commit = str(raw.get("lock_commit") or "")
-    if commit and not commits_match(commit, entry.commit):
-        return f"this record was made against upstream commit {commit[:12]}, not the pinned one"
+    if not commits_match(record.lock_commit, entry.commit):
+        return (
+            f"this record was made against upstream commit {record.lock_commit[:12]}, "
+            "not the pinned one"
+        )
     return ""
 
 
 def read_verification(meta: PatchMeta, entry: LockEntry) -> Verification | None:
     """The latest record of ``meta`` that ran (else the latest one); None when there is none."""
-    records = _records(meta)
-    ran = [r for r in records if r.get("result") in ("passed", "failed")]
+    try:
+        records = [r for r in load_records(set_root_of(meta)) if r.patch == meta.id]
+    except ConfigError as exc:
+        log.warning("%s; treating %s as not yet verified", exc.message, meta.id)
+        return None
     if not records:
         return None
-    raw = max(ran or records, key=lambda r: str(r.get("time", "")))
-    tests: list[Any] = raw["tests"] if isinstance(raw.get("tests"), list) else []
+    ran = [r for r in records if r.result in ("passed", "failed")]
+    record = max(ran or records, key=lambda r: r.time)
     return Verification(
-        result=str(raw.get("result", "unknown")),
-        time=str(raw.get("time", "an unknown time")),
-        environment=_environment(raw.get("environment")),
-        target_version=f"{entry.name} {raw.get('lock_version') or entry.version}",
-        tests=tuple(_test_outcome(t) for t in tests if isinstance(t, dict)),
-        reason=str(raw.get("reason") or ""),
-        stale=_staleness(raw, meta, entry),
+        result=record.result,
+        time=record.time,
+        environment=_environment(record.environment),
+        target_version=f"{entry.name} {record.lock_version or entry.version}",
+        tests=tuple(_test_outcome(t) for t in record.tests),
+        reason=record.reason,
+        stale=_staleness(record, meta, entry),
     )
 
 
