@@ -92,7 +92,8 @@ class UpstreamRepo:
                 raise TreeError(
                     f"{path} has local changes ({_sample(dirty)}) and is at {tree.head()}, "
                     f"not {commit}; refusing to move it",
-                    hint=f"reset or remove {path} first, or use a fresh tree elsewhere",
+                    hint=f"if those are the patches of the previous lock, `patchkit reset "
+                    f"--target {self.target} --checkout {path}` first; or remove {path}",
                 )
             tree.checkout_detached(commit)
         return path
@@ -174,11 +175,15 @@ class ReleaseStore(UpstreamRepo):
         return self._commit_release(release, archive)
 
     def upstream_commit(self, version: str) -> str | None:
-        """The upstream commit the release names (recorded in its commit message)."""
-        for line in self.repo.commit_message(self.release_tag(version)).splitlines():
+        """The upstream commit the release names: recorded in its commit message, or read from
+        its version file (for releases committed before patchkit knew that file's form)."""
+        tag = self.release_tag(version)
+        for line in self.repo.commit_message(tag).splitlines():
             if line.startswith(TRAILER):
                 return line[len(TRAILER) :].strip()
-        return None
+        prof = profile(self.target)
+        content = self.repo.read_file(tag, prof.version_file) if prof else None
+        return prof.commit_in(content.decode(errors="replace")) if prof and content else None
 
     def worktree(self, version: str) -> Path:
         """The shared tree, ``<cache>/trees/<target>``, at ``version``."""
