@@ -95,7 +95,10 @@ def verification_summary(meta: PatchMeta, entry: LockEntry) -> str:
     parts = []
     for record in reversed(records):
         stale = " (stale)" if is_stale(record, meta, entry) else ""
-        parts.append(f"{record.result} on {record.environment.kind} {record.time[:10]}{stale}")
+        partly = f" ({record.reason})" if record.reason and record.result == "passed" else ""
+        parts.append(
+            f"{record.result}{partly} on {record.environment.kind} {record.time[:10]}{stale}"
+        )
     return "; ".join(parts) or "never"
 
 
