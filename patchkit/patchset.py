@@ -194,7 +194,8 @@ def load_patchsets(project: Path, names: list[str] | None = None) -> list[PatchS
 def select_patches(
     sets: list[PatchSet], target: str, *, include: tuple[str, ...] = (), only: tuple[str, ...] = ()
 ) -> list[PatchMeta]:
-    """The series for ``target`` across sets: opt-in patches only when included by id."""
+    """The series for ``target`` across sets: opt-in patches only when included by id, and
+    patches upstream merged (retired by a rebase: ``status = "merged"``) only when named."""
     patches = [p for s in sets for p in s.for_target(target)]
     known = {p.id for p in patches}
     unknown = [i for i in (*include, *only) if i not in known]
@@ -202,4 +203,5 @@ def select_patches(
         raise ConfigError(f"no patch {', '.join(unknown)} for target {target!r}")
     if only:
         return [p for p in patches if p.id in only]
-    return [p for p in patches if not p.optional or p.id in include]
+    retired = UpstreamStatus.MERGED
+    return [p for p in patches if p.id in include or (not p.optional and p.status is not retired)]

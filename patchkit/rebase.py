@@ -45,6 +45,7 @@ from patchkit.model import (
     PatchMeta,
     PatchResult,
     Step,
+    UpstreamStatus,
 )
 from patchkit.series import Blobs, Overlay, run_patch, touched_paths
 from patchkit.tree import Tree
@@ -149,7 +150,8 @@ def _require_state(directory: Path, target: str) -> RebaseState:
 def _open(project: Project, target: str, history: History | None, directory: Path) -> _Run:
     entry = project.entry(target)
     hist = history or open_history(entry)
-    patches = project.listed(target)
+    # Every patch is carried, opt-in ones too; those upstream merged (retired) stay retired.
+    patches = [p for p in project.listed(target) if p.status is not UpstreamStatus.MERGED]
     old = hist.start()
     hist.commit(old)  # the pinned base: its blobs are the three-way merges' base
     blobs = Blobs([hist.repo.path])

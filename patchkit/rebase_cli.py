@@ -102,12 +102,11 @@ def verify_changed(args: argparse.Namespace, root: Path, report: RebaseReport) -
             f"`patchkit apply --target {args.target} --verify`"
         )
         return
-    fetched = fetch(entry)
     with (
         tempfile.TemporaryDirectory(prefix="patchkit-rebase-verify-") as tmp,
         UpstreamRepo(args.target) as repo,
     ):
-        path = repo.fresh_tree(fetched.local_commit or "HEAD", Path(tmp) / args.target)
+        path = fetch(entry, into=Path(tmp) / args.target).path
         tree = checkout_tree(path, args.target)
         patches = project.patches(args.target)
         blobs = blobs_for(entry, tree)

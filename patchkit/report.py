@@ -29,6 +29,7 @@ _STATE_STYLE = {
     PatchState.NOT_APPLIED: "dim",
     PatchState.MODIFIED: "yellow",
     PatchState.OUTDATED: "yellow",
+    PatchState.RETIRED: "blue",
 }
 
 

@@ -285,19 +285,29 @@ class GitMirror(UpstreamRepo):
 
 # -- the entry point -------------------------------------------------------------------------------
 def fetch(
-    entry: LockEntry, *, version: str | None = None, index: PackageIndex | None = None
+    entry: LockEntry,
+    *,
+    version: str | None = None,
+    index: PackageIndex | None = None,
+    into: Path | None = None,
 ) -> FetchedTree:
-    """A tree of ``entry`` at its locked release (or at ``version``), checked against the lock.
+    """A tree of ``entry`` at its locked release (or at ``version``), checked against the lock:
+    the shared tree in the cache, or (``into``) a new worktree there that the caller removes
+    with ``UpstreamRepo(target).remove_tree``.
 
     The lock's commit is checked only for the locked version: another version is what a rebase
     asks for, and the lock does not describe it yet.
     """
     kind = entry.source.kind
     if kind is SourceKind.INDEX:
-        return _fetch_index(entry, version, index)
+        return _fetch_index(entry, version, index, into)
     if kind is SourceKind.GIT:
-        return _fetch_git(entry, version)
+        return _fetch_git(entry, version, into)
     return _fetch_path(entry, version)
+
+
+def _place(repo: UpstreamRepo, commit: str, into: Path | None) -> Path:
+    return repo.fresh_tree(commit, into) if into else repo.place_tree(commit, repo.shared_tree)
 
 
 def _is_locked(entry: LockEntry, version: str | None) -> bool:
@@ -309,19 +319,21 @@ def _is_locked(entry: LockEntry, version: str | None) -> bool:
         return version == entry.version
 
 
-def _fetch_index(entry: LockEntry, version: str | None, index: PackageIndex | None) -> FetchedTree:
+def _fetch_index(
+    entry: LockEntry, version: str | None, index: PackageIndex | None, into: Path | None
+) -> FetchedTree:
     want = version or entry.version
     with ReleaseStore(entry.name, package_of(entry), index=index) as store:
         local = store.ensure_release(want)
         upstream = store.upstream_commit(want)
         if _is_locked(entry, version):
             _check_commit(entry, upstream, f"release {store.package} {want}")
-        path = store.place_tree(local, store.shared_tree)
+        path = _place(store, local, into)
         tag = store.release_tag(want)
     return FetchedTree(path, entry.name, tag[1:], local, upstream)
 
 
-def _fetch_git(entry: LockEntry, version: str | None) -> FetchedTree:
+def _fetch_git(entry: LockEntry, version: str | None, into: Path | None) -> FetchedTree:
     url = entry.source.url or entry.repository
     locked = _is_locked(entry, version)
     rev = entry.commit if locked else f"refs/upstream/tags/v{version}"
@@ -329,7 +341,7 @@ def _fetch_git(entry: LockEntry, version: str | None) -> FetchedTree:
         local = mirror.ensure_commit(rev)
         if locked:
             _check_commit(entry, local, f"{url} at {rev}")
-        path = mirror.place_tree(local, mirror.shared_tree)
+        path = _place(mirror, local, into)
     return FetchedTree(path, entry.name, version or entry.version, local, local)
 
 

@@ -6,7 +6,7 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from patchkit.model import LockEntry, PatchMeta
+from patchkit.model import LockEntry, PatchMeta, UpstreamStatus
 from patchkit.series import patch_digest
 from patchkit.state import State, StateStore
 from patchkit.tree import Tree, sha256
@@ -19,6 +19,7 @@ class PatchState(str, enum.Enum):
     MODIFIED = "modified since apply"  # a file it changed was edited afterwards
     OUTDATED = "outdated"  # applied, but the patch file changed since: apply again
     UPSTREAMED = "upstreamed"  # recorded as already present upstream when applied
+    RETIRED = "retired"  # upstream merged it (status = "merged"); no longer applied
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,10 @@ def _edited(tree: Tree, state: State, files: Sequence[str]) -> bool:
 
 def _one(tree: Tree, state: State | None, meta: PatchMeta) -> PatchStatus:
     applied = state.patch(meta.id) if state else None
+    if (applied is None or state is None) and meta.status is UpstreamStatus.MERGED:
+        return PatchStatus(
+            meta.id, meta.set_name, meta.kind.value, PatchState.RETIRED, optional=meta.optional
+        )
     if applied is None or state is None:
         return PatchStatus(
             meta.id, meta.set_name, meta.kind.value, PatchState.NOT_APPLIED, optional=meta.optional

@@ -102,9 +102,7 @@ def bench_target(target: str, repeat: int, work: Path, cache: Path) -> dict[str,
     from patchkit.context import load_project
     from patchkit.sources import UpstreamRepo, fetch
 
-    fetched = fetch(load_project(ROOT).entry(target))
-    with UpstreamRepo(target) as repo:
-        tree = repo.fresh_tree(fetched.local_commit or "HEAD", work / target)
+    tree = fetch(load_project(ROOT).entry(target), into=work / target).path
     diff_file = work / f"{target}.diff"
     diff_file.write_bytes(series_diff(target, tree))
     git_ms = time_git_apply(tree, diff_file, repeat)

@@ -66,12 +66,10 @@ def real_cache(monkeypatch: pytest.MonkeyPatch) -> Path:
 def real_tree(real_cache: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
     """A throwaway worktree of a real target at its locked release: ``real_tree("vllm")``."""
     from patchkit.context import load_project
-    from patchkit.sources import UpstreamRepo, fetch
+    from patchkit.sources import fetch
 
     def make(target: str) -> Path:
         entry = load_project(PROJECT_ROOT).entry(target)
-        fetched = fetch(entry)
-        with UpstreamRepo(target) as repo:
-            return repo.fresh_tree(fetched.local_commit or "HEAD", tmp_path / target)
+        return fetch(entry, into=tmp_path / target).path
 
     return make

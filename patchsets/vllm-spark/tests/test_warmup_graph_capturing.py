@@ -10,8 +10,10 @@ spec-decode Triton kernels compile before capture; False for PIECEWISE).
 from __future__ import annotations
 
 import ast
+import contextlib
 import enum
 import importlib.util
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -34,8 +36,33 @@ def _vllm_file(relative: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / relative
 
 
+# What the method may use from torch around the calls it makes (later releases synchronise and
+# profile around capture); nothing here touches a device.
+FAKE_TORCH = SimpleNamespace(
+    accelerator=SimpleNamespace(synchronize=lambda *a, **k: None),
+    cuda=SimpleNamespace(synchronize=lambda *a, **k: None),
+    profiler=SimpleNamespace(record_function=lambda *a, **k: contextlib.nullcontext()),
+)
+
+
+def _stdlib_imports(tree: ast.Module) -> list[ast.stmt]:
+    """The module's own imports from the standard library (contextlib's nullcontext, ...)."""
+    return [
+        node
+        for node in tree.body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        and all(
+            (alias.name if isinstance(node, ast.Import) else node.module or "").split(".")[0]
+            in sys.stdlib_module_names
+            for alias in node.names
+        )
+        and not (isinstance(node, ast.ImportFrom) and node.level)
+    ]
+
+
 def _method(relative: str, cls: str, name: str) -> Any:
-    """Compile one method from the tree's source, annotations dropped, into a function."""
+    """Compile one method from the tree's source, annotations dropped, into a function, with
+    the module's standard-library imports and a stand-in torch."""
     tree = ast.parse(_vllm_file(relative).read_text())
     owner = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls)
     func = next(n for n in owner.body if isinstance(n, ast.FunctionDef) and n.name == name)
@@ -43,8 +70,9 @@ def _method(relative: str, cls: str, name: str) -> Any:
     for arg in func.args.args + func.args.kwonlyargs:
         arg.annotation = None
     func.decorator_list = []
-    namespace: dict[str, Any] = {"CUDAGraphMode": CUDAGraphMode}
-    module = ast.fix_missing_locations(ast.Module(body=[func], type_ignores=[]))
+    namespace: dict[str, Any] = {"CUDAGraphMode": CUDAGraphMode, "torch": FAKE_TORCH}
+    body = [*_stdlib_imports(tree), func]
+    module = ast.fix_missing_locations(ast.Module(body=body, type_ignores=[]))
     exec(compile(module, str(_vllm_file(relative)), "exec"), namespace)
     return namespace[name]
 
