@@ -13,6 +13,7 @@ For each file the chain is:
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -105,6 +106,23 @@ def _place(lines: list[bytes], hunk: Hunk) -> tuple[str, int]:
     return "missing", -1
 
 
+def _overlapping(placed: list[tuple[int, Hunk]]) -> bool:
+    spans = sorted((where, where + len(hunk.old)) for where, hunk in placed)
+    return any(end > start for (_, end), (start, _) in itertools.pairwise(spans))
+
+
+def _core(hunk: Hunk) -> list[bytes]:
+    """The lines a hunk removes, with the context around them dropped."""
+    old, new = list(hunk.old), list(hunk.new)
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    return old[head : len(old) - tail]
+
+
 def _detail(path: str, hunk: Hunk, reason: str, ours: bytes = b"") -> ConflictDetail:
     theirs = b"".join(hunk.new).decode(errors="replace")
     return ConflictDetail(path, hunk.header, reason, ours.decode(errors="replace"), theirs)
@@ -120,10 +138,13 @@ def _by_context(fp: FilePatch, lines: list[bytes]) -> tuple[str, list[bytes], li
             placed.append((where, hunk))
     states = {s for _, s, _ in notes}
     out = list(lines)
-    for where, hunk in sorted(placed, key=lambda p: p[0], reverse=True):
-        out[where : where + len(hunk.old)] = hunk.new
     if "ambiguous" in states:
         return "ambiguous", out, notes
+    if _overlapping(placed):  # two hunks found the same lines: only a merge can tell
+        notes = [(h, "missing" if s == "apply" else s, w) for h, s, w in notes]
+        return "missing", out, notes
+    for where, hunk in sorted(placed, key=lambda p: p[0], reverse=True):
+        out[where : where + len(hunk.old)] = hunk.new
     if "missing" in states:
         return "missing", out, notes
     if states == {"present"}:
@@ -153,6 +174,19 @@ def apply_file(
         )
     if fp.new_path is None:
         return _deleted_file(fp, current)
+    if fp.new_path != fp.old_path and read(fp.new_path) is not None:
+        return FileResult(
+            Outcome.CONFLICT,
+            Step.NONE,
+            details=(
+                ConflictDetail(
+                    path,
+                    "rename",
+                    f"the patch renames {fp.old_path} to {fp.new_path}, "
+                    f"but {fp.new_path} already exists",
+                ),
+            ),
+        )
     lines = split_lines(current)
     if not fp.hunks:  # a pure rename or mode change
         return _result(fp, Outcome.APPLIED, Step.EXACT, lines)
@@ -237,6 +271,16 @@ def _three_way(
     fp: FilePatch, current: bytes, blob: BlobReader, merge: Merger, label: str, notes: list
 ) -> FileResult:
     missing = [h for h, s, _ in notes if s == "missing"]
+    lines = split_lines(current)
+    doubled = [h for h in missing if len(_find(lines, _core(h))) > 1]
+    if doubled:  # a merge would pick one copy of duplicated code: never guess
+        details = tuple(
+            _detail(
+                fp.path, h, "the lines it changes occur more than once; refusing to guess which"
+            )
+            for h in doubled
+        )
+        return FileResult(Outcome.AMBIGUOUS, Step.NONE, details=details)
     base = blob(fp.old_blob) if fp.old_blob else None
     if base is None:
         details = tuple(

@@ -58,7 +58,14 @@ def safe_relpath(raw: str, source: Path) -> str:
         raise UnsafePathError(f"{source}: refuses absolute path {raw!r}; patches use tree paths")
     if any(part in ("..", "") for part in raw.split("/")) or raw in (".", ""):
         raise UnsafePathError(f"{source}: refuses path {raw!r}: it leaves the tree")
+    if is_git_internal(raw):
+        raise UnsafePathError(f"{source}: refuses path {raw!r}: patches never write inside .git")
     return str(path)
+
+
+def is_git_internal(path: str) -> bool:
+    """Inside a ``.git`` directory (hooks, config): never a patch's business."""
+    return any(part.lower() == ".git" for part in path.split("/"))
 
 
 def _strip_prefix(name: str) -> str | None:

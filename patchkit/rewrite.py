@@ -35,6 +35,7 @@ from pathlib import Path, PurePosixPath
 import libcst as cst
 
 from patchkit.cache import cache_dir
+from patchkit.diffparse import is_git_internal
 from patchkit.errors import ConfigError
 from patchkit.model import ConflictDetail, FileChange, Outcome, PatchResult, Step
 from patchkit.rewrite_base import (
@@ -127,7 +128,13 @@ def _validate(cls: type[Rewrite], file: Path) -> None:
 
 def _is_relative_posix(path: str) -> bool:
     pure = PurePosixPath(path)
-    return bool(path) and "\\" not in path and not pure.is_absolute() and ".." not in pure.parts
+    return (
+        bool(path)
+        and "\\" not in path
+        and not pure.is_absolute()
+        and ".." not in pure.parts
+        and not is_git_internal(path)
+    )
 
 
 # -- rewriting one file ----------------------------------------------------------------------

@@ -34,6 +34,8 @@ class Tree:
         mapped = self.mapper(repo_path)
         if mapped is None:
             raise UnsafePathError(f"{repo_path} is not part of the {self.kind} tree at {self.root}")
+        if any(part.lower() == ".git" for part in mapped.split("/")):
+            raise UnsafePathError(f"{repo_path}: is inside .git; patches never touch it")
         root = self.root.resolve()
         candidate = root / mapped
         resolved = candidate.parent.resolve() / candidate.name
@@ -41,6 +43,9 @@ class Tree:
             raise UnsafePathError(
                 f"{repo_path}: resolves to {resolved}, outside the tree {root} (through a symlink)"
             )
+        state = self.state_dir.resolve()
+        if resolved == state or state in resolved.parents:
+            raise UnsafePathError(f"{repo_path}: is patchkit's own state ({state})")
         if candidate.is_symlink():
             raise UnsafePathError(
                 f"{repo_path}: is a symlink; patchkit does not write through links"

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from patchkit.errors import TreeError
 from patchkit.state import State, StateStore
 from patchkit.tree import Tree, remove_file, sha256, write_file
 
@@ -72,7 +73,9 @@ def commit(tree: Tree, store: StateStore, writes: Iterable[Write], state: State 
     }
     store.dir.mkdir(parents=True, exist_ok=True)
     journal = {"files": files, "new_state": store.render(state)}
-    _journal(store).write_text(json.dumps(journal, indent=1, sort_keys=True))
+    tmp = _journal(store).with_suffix(".tmp")
+    tmp.write_text(json.dumps(journal, indent=1, sort_keys=True))
+    tmp.replace(_journal(store))  # a journal is whole or absent
     done: list[str] = []
     try:
         for w in writes:
@@ -95,14 +98,21 @@ def recover(tree: Tree, store: StateStore) -> list[str]:
     path = _journal(store)
     if not path.exists():
         return []
-    journal = json.loads(path.read_text())
-    if _state_digest(store) == journal["new_state"]:
+    try:
+        journal = json.loads(path.read_text())
+        files, new_state = journal["files"], journal["new_state"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise TreeError(
+            f"{path}: the journal of an interrupted patchkit run is unreadable ({exc})",
+            hint=f"check the files it names against `patchkit status`, then remove {path}",
+        ) from None
+    if _state_digest(store) == new_state:
         path.unlink()  # the run had finished; only the journal was left behind
         return []
-    for repo_path, saved in journal["files"].items():
+    for repo_path, saved in files.items():
         content = store.get(saved["sha256"]) if saved["sha256"] else None
         _put_back(tree, repo_path, content, saved["mode"])
     path.unlink()
-    _written(tree, sorted(journal["files"]))
-    log.warning("restored %d file(s) from an interrupted patchkit run", len(journal["files"]))
-    return sorted(journal["files"])
+    _written(tree, sorted(files))
+    log.warning("restored %d file(s) from an interrupted patchkit run", len(files))
+    return sorted(files)

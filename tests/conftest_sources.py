@@ -4,6 +4,7 @@ PEP 503 HTML (or PEP 691 JSON) by ``http.server`` on 127.0.0.1 in a thread."""
 from __future__ import annotations
 
 import functools
+import gzip
 import hashlib
 import html
 import io
@@ -45,7 +46,11 @@ def make_tarball(
 ) -> bytes:
     """A gzipped tarball with ``files`` (name -> content) and symlinks (name -> target)."""
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+    # gzip stamps the time into its header: fix it, so the same files give the same bytes
+    with (
+        gzip.GzipFile(fileobj=buf, mode="wb", mtime=MTIME) as gz,
+        tarfile.open(fileobj=gz, mode="w") as tar,
+    ):
         for name, content in files.items():
             info = tarfile.TarInfo(name)
             info.size, info.mtime = len(content), MTIME

@@ -293,3 +293,16 @@ def test_tree_at_another_commit_is_patched_when_allowed(tmp_path: Path) -> None:
     assert report.commit == head
     assert [r.outcome for r in report.results] == [Outcome.APPLIED]
     assert s.read("a") == edited("a")["a"].encode()
+
+
+def test_an_unreadable_journal_stops_with_a_message_not_a_crash(tmp_path: Path) -> None:
+    s = Scenario(tmp_path, {"a.txt": "one\ntwo\n"})
+    s.add("p", {"a.txt": "one\nTWO\n"})
+    journal = s.root / ".git" / "patchkit" / "journal.json"
+    journal.parent.mkdir(parents=True)
+    journal.write_text('{"files": {"a.t')  # damaged from outside: patchkit writes it whole
+    before = snapshot(s.root)
+    with pytest.raises(TreeError, match=r"journal .* is unreadable") as info:
+        s.apply()
+    assert "remove" in (info.value.hint or "")
+    assert snapshot(s.root) == before

@@ -259,3 +259,54 @@ def test_pure_mode_change_and_rename_are_applied_as_written(tmp_path: Path) -> N
     s.add_edit("mode", _make_executable)
     s.add_edit("move", lambda root: os.rename(root / "old.txt", root / "new.txt"))
     assert [r.outcome for r in s.apply().results] == [Outcome.APPLIED, Outcome.APPLIED]
+
+
+# -- found in review: each of these once reported a wrong result as success ----------------------
+@pytest.mark.parametrize(
+    "target", [".git/hooks/post-checkout", ".git/config", "sub/.GIT/config"], ids=str
+)
+def test_a_patch_never_writes_inside_git(tmp_path: Path, target: str) -> None:
+    s = Scenario(tmp_path, {"a.txt": "a\n"})
+    patch = s.add("evil", {"a.txt": "b\n"})
+    patch.write_text(patch.read_text().replace("a.txt", target))
+    before = snapshot(s.root / ".git")
+    with pytest.raises(UnsafePathError, match=r"inside \.git"):
+        s.apply()
+    assert snapshot(s.root / ".git") == before
+
+
+def test_hunks_that_find_the_same_lines_are_not_spliced_over_each_other(tmp_path: Path) -> None:
+    def lines(*xs: str) -> str:
+        return "".join(x + "\n" for x in xs)
+
+    filler = [f"f{i}" for i in range(8)]
+    base = lines("a1", "a2", "a3", "X", "c1", "c2", "Y", *filler, "X", "c1", "c2", "Y", "d1", "d2")
+    s = Scenario(tmp_path, {"o.txt": base})
+    s.add(
+        "ov", {"o.txt": base.replace("X\n", "X-new\n", 1)[::-1].replace("\nY", "\nwen-Y", 1)[::-1]}
+    )
+    s.upstream.commit({"o.txt": lines("a1", "a2", "a3", "X", "c1", "c2", "Y", "d1", "d2")})
+    s.lock_to_head()
+    before = snapshot(s.root)
+    result = only_result(refused(s))
+    assert result.outcome is Outcome.CONFLICT  # was: carried, with the second change lost
+    assert snapshot(s.root) == before
+
+
+def test_a_rename_onto_an_existing_file_is_a_conflict(tmp_path: Path) -> None:
+    s = Scenario(tmp_path, {"A.txt": "alpha\nbeta\n"})
+    s.add_edit("mv", lambda root: os.rename(root / "A.txt", root / "B.txt"))
+    s.upstream.commit({"B.txt": "upstream's own B\n"})
+    s.lock_to_head()
+    result = only_result(refused(s))
+    assert result.outcome is Outcome.CONFLICT and "already exists" in result.details[0].reason
+    assert s.read("B.txt") == b"upstream's own B\n"
+
+
+def test_duplicated_code_stays_ambiguous_when_a_merge_would_take_over(tmp_path: Path) -> None:
+    block = "def f():\n    x = 1\n    y = 2\n    return x\n"
+    s = Scenario(tmp_path, {"m.py": "head\n" + block + "tail\n"})
+    s.add("p", {"m.py": "head\n" + block.replace("y = 2", "y = 3") + "tail\n"})
+    s.upstream.commit({"m.py": "new head\n" + block + "mid\n" + block + "tail\n"})
+    s.lock_to_head()
+    assert only_result(refused(s)).outcome is Outcome.AMBIGUOUS
