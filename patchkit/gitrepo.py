@@ -311,22 +311,22 @@ class GitRepo:
             commit,
         )
 
-    # -- merging -----------------------------------------------------------------------------
-    def merge_file(
-        self, ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str]
-    ) -> MergeResult:
-        """``git merge-file`` in memory: three-way merge with labelled conflict markers."""
-        with tempfile.TemporaryDirectory(prefix="patchkit-merge-") as tmp:
-            names = []
-            for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
-                p = Path(tmp) / name
-                p.write_bytes(data)
-                names.append(str(p))
-            args = ["merge-file", "-p", "--diff3"]
-            for label in labels:
-                args += ["-L", label]
-            proc = run([*args, *names], cwd=Path(tmp), ok_codes=tuple(range(0, 128)))
-        return MergeResult(proc.stdout, proc.returncode)
+
+def merge_file(
+    ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str]
+) -> MergeResult:
+    """``git merge-file`` in memory: three-way merge with labelled conflict markers."""
+    with tempfile.TemporaryDirectory(prefix="patchkit-merge-") as tmp:
+        names = []
+        for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
+            p = Path(tmp) / name
+            p.write_bytes(data)
+            names.append(str(p))
+        args = ["merge-file", "-p", "--diff3"]
+        for label in labels:
+            args += ["-L", label]
+        proc = run([*args, *names], cwd=Path(tmp), ok_codes=tuple(range(0, 128)))
+    return MergeResult(proc.stdout, proc.returncode)
 
 
 def diff_dirs(workdir: Path, old: str = "a", new: str = "b") -> bytes:

@@ -5,6 +5,7 @@ the edited file under the state directory first and says where."""
 
 from __future__ import annotations
 
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +49,9 @@ def reset(*, tree: Tree, force: bool = False) -> ResetReport:
 
 
 def _save_aside(store: StateStore, edited: dict[str, bytes | None]) -> Path:
-    aside = store.dir / "saved" / time.strftime("%Y%m%d-%H%M%S")
+    saved = store.dir / "saved"
+    saved.mkdir(parents=True, exist_ok=True)
+    aside = Path(tempfile.mkdtemp(prefix=time.strftime("%Y%m%d-%H%M%S-"), dir=saved))
     for path, content in edited.items():
         if content is not None:
             write_file(aside / path, content, None)

@@ -11,7 +11,7 @@ from pathlib import Path
 from patchkit.diffapply import FileResult, apply_file, combine
 from patchkit.diffparse import parse_diff
 from patchkit.errors import ConfigError, PatchkitError, UnsafePathError
-from patchkit.gitrepo import GitRepo, MergeResult
+from patchkit.gitrepo import GitRepo, MergeResult, merge_file
 from patchkit.model import (
     ConflictDetail,
     FileChange,
@@ -68,7 +68,7 @@ class Blobs:
     def merge(
         self, ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str]
     ) -> MergeResult:
-        return GitRepo(Path.cwd()).merge_file(ours, base, theirs, labels)
+        return merge_file(ours, base, theirs, labels)
 
     def close(self) -> None:
         for repo in self._repos:

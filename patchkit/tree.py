@@ -100,9 +100,10 @@ def write_file(path: Path, content: bytes, mode: int | None) -> None:
     os.replace(tmp, path)
 
 
-def remove_file(path: Path) -> None:
+def remove_file(path: Path, root: Path) -> None:
+    """Remove a file, and the directories it leaves empty, up to (not including) ``root``."""
     path.unlink(missing_ok=True)
     parent = path.parent
-    while parent != parent.parent and not any(parent.iterdir()):
+    while parent != root and root in parent.parents and not any(parent.iterdir()):
         parent.rmdir()
         parent = parent.parent

@@ -58,7 +58,7 @@ def _state_digest(store: StateStore) -> str | None:
 def _put_back(tree: Tree, path: str, content: bytes | None, mode: int | None) -> None:
     target = tree.disk_path(path)
     if content is None:
-        remove_file(target)
+        remove_file(target, tree.root)
     else:
         write_file(target, content, mode)
 
