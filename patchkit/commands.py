@@ -8,15 +8,18 @@ import sys
 from patchkit import apply as apply_mod
 from patchkit.context import Project, blobs_for, load_project, open_checkout, open_tree
 from patchkit.errors import ConfigError
+from patchkit.lock import tree_pin_problems
 from patchkit.model import PatchMeta
 from patchkit.report import (
     console,
+    err_console,
     print_json,
     results_json,
     results_table,
     status_table,
 )
 from patchkit.status import StatusReport, status
+from patchkit.targets import pinned_versions
 from patchkit.tree import Tree
 
 
@@ -40,6 +43,7 @@ def apply_cmd(args: argparse.Namespace) -> int:
     entry = project.entry(args.target)
     patches = project.patches(args.target, include=tuple(args.include))
     tree = open_tree(entry, args)
+    _warn_pins(project, tree)
     patches = _applicable(tree, patches)
     blobs = blobs_for(entry, tree)
     try:
@@ -84,6 +88,13 @@ def _verify_after_apply(
 def _status(project: Project, tree: Tree, target: str) -> StatusReport:
     """Status of every listed patch, with its last verification and whether that is stale."""
     return status(tree=tree, patches=project.listed(target), entry=project.entry(target))
+
+
+def _warn_pins(project: Project, tree: Tree) -> None:
+    """Say when the tree's own requirements pin another target at a version the lock does not."""
+    pins = pinned_versions(tree.root, tree.target) if tree.kind == "checkout" else {}
+    for problem in tree_pin_problems(project.lock, tree.target, pins):
+        err_console.print(f"[yellow]warning:[/] {problem}", soft_wrap=True)
 
 
 def _applicable(tree: Tree, patches: list[PatchMeta]) -> list[PatchMeta]:
@@ -159,7 +170,7 @@ def show_cmd(args: argparse.Namespace) -> int:
 
 
 def record_cmd(args: argparse.Namespace) -> int:
-    from patchkit.record import record
+    from patchkit.record import record, refuse_taken
 
     project = _project(args)
     entry = project.entry(args.target)
@@ -171,6 +182,8 @@ def record_cmd(args: argparse.Namespace) -> int:
     tree = open_checkout(entry, args.checkout)
     series = project.patches(args.target, include=tuple(args.include))
     existing = next((p for p in series if p.id == args.patch), None)
+    if existing is None:  # a new patch: its id must be free in every set
+        refuse_taken(args.patch, [p for s in project.sets for p in s.patches], None)
     set_name = existing.set_name if existing else args.into
     candidates = [
         s for s in project.sets if s.name == set_name or (not set_name and args.target in s.targets)

@@ -109,26 +109,27 @@ def target(lock: Lock, name: str) -> LockEntry:
         raise ConfigError(f"{lock.path}: no target {name!r} (known: {known})") from None
 
 
-def pin_problems(lock: Lock, found: dict[str, dict[str, str]] | None = None) -> list[str]:
-    """Disagreements between pinned pairs: the lock's own pins, and (if given) the pins read
-    from the targets' trees (``found[target][other] = version``)."""
-    problems = []
-    for entry in lock.targets.values():
-        pins = dict(entry.pins)
-        for other, version in (found or {}).get(entry.name, {}).items():
-            if other in lock.targets and lock.targets[other].version != version:
-                problems.append(
-                    f"{entry.name} {entry.version} pins {other} {version}, but {lock.path} locks "
-                    f"{other} {lock.targets[other].version}"
-                )
-            pins.pop(other, None)
-        for other, version in pins.items():
-            if other in lock.targets and lock.targets[other].version != version:
-                problems.append(
-                    f"{lock.path}: targets.{entry.name}.pins says {other} {version}, but "
-                    f"targets.{other}.version is {lock.targets[other].version}"
-                )
-    return problems
+def pin_problems(lock: Lock) -> list[str]:
+    """The lock's own pins that disagree with the versions it locks."""
+    return [
+        f"{lock.path}: targets.{entry.name}.pins says {other} {version}, but "
+        f"targets.{other}.version is {lock.targets[other].version}"
+        for entry in lock.targets.values()
+        for other, version in entry.pins.items()
+        if other in lock.targets and lock.targets[other].version != version
+    ]
+
+
+def tree_pin_problems(lock: Lock, target: str, pins: dict[str, str]) -> list[str]:
+    """Pins a target's own tree makes (vLLM's requirements pin flashinfer-python) that
+    disagree with the lock."""
+    entry = lock.targets[target]
+    return [
+        f"{entry.name} {entry.version} pins {other} {version}, but {lock.path} locks "
+        f"{other} {lock.targets[other].version}"
+        for other, version in pins.items()
+        if other in lock.targets and lock.targets[other].version != version
+    ]
 
 
 def move_lock(path: Path, name: str, *, version: str, commit: str) -> None:

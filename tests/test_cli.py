@@ -147,3 +147,29 @@ def test_unknown_target_is_a_config_error(
     code = main(["status", "--target", "nope", "--project", str(s.project.path)])
     assert code == 2
     assert "'nope'" in one_error_line(capsys.readouterr().err)
+
+
+def test_apply_warns_when_the_trees_pins_disagree_with_the_lock(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.builders import Project, Upstream
+
+    upstream = Upstream(tmp_path / "vllm")
+    head = upstream.commit(
+        {
+            "requirements/cuda.txt": "torch==2.10.0\nflashinfer-python==0.6.5\n",
+            "vllm/x.py": "x = 1\n",
+        }
+    )
+    project = Project(tmp_path / "project", upstream, head, target="vllm")
+    project.add_diff("p", upstream.diff_of({"vllm/x.py": "x = 2\n"}))
+    lock = project.path / "upstream.lock"
+    lock.write_text(
+        lock.read_text()
+        + '\n[targets.flashinfer]\nrepository = "https://example.com/fi"\nversion = "0.6.6"\n'
+        'commit = "70b142b75b46"\nsource = { kind = "index", package = "flashinfer-python" }\n'
+    )
+    code = main(["apply", "--project", str(project.path), "--target", "vllm", "--json"])
+    assert code == 0
+    err = capsys.readouterr().err
+    assert "vllm 1.0 pins flashinfer 0.6.5" in err and "locks flashinfer 0.6.6" in err
