@@ -13,6 +13,7 @@ records the person's fixes from that worktree, ``--abort`` forgets it all.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -38,6 +39,7 @@ from patchkit.conflicts import (
 from patchkit.context import Project, load_project
 from patchkit.difftext import FileDelta, unified_diff
 from patchkit.errors import PatchkitError, RebaseStopped
+from patchkit.gitrepo import GitRepo
 from patchkit.model import (
     LockEntry,
     Outcome,
@@ -48,6 +50,7 @@ from patchkit.model import (
     UpstreamStatus,
 )
 from patchkit.series import Blobs, Overlay, run_patch, touched_paths
+from patchkit.show import change_deltas
 from patchkit.tree import Tree
 
 MANUAL = "manual"  # the step of a patch a person fixed in the worktree
@@ -166,7 +169,8 @@ def _close(run: _Run, owns_history: bool) -> None:
 
 # -- running the series on the new upstream ---------------------------------------------------
 def _evaluate(run: _Run, manual: dict[str, dict[str, bytes | None]]) -> list[_Eval]:
-    overlay = Overlay(read_at(run.history.repo, run.history.commit(run.new)))
+    commit = run.history.commit(run.new)
+    overlay = Overlay(read_at(run.history.repo, commit), _modes_at(run.history.repo, commit))
     evals = []
     for meta in run.patches:
         before = {p: overlay.read(p) for p in _paths(meta)}
@@ -174,15 +178,23 @@ def _evaluate(run: _Run, manual: dict[str, dict[str, bytes | None]]) -> list[_Ev
             result = manual_result(meta.id, before, manual[meta.id])
         else:
             result = run_patch(meta, overlay.read, run.blobs)
-        deltas = tuple(
-            FileDelta(c.path, overlay.read(c.old_path or c.path), c.content, None, c.mode)
-            for c in result.changes
-        )
+        deltas = tuple(change_deltas(result.changes, overlay))
         evals.append(_Eval(meta, result, deltas, before, meta.id in manual))
         if result.outcome.ok:
             for change in result.changes:
                 overlay.put(change)
     return evals
+
+
+def _modes_at(repo: GitRepo, commit: str) -> Callable[[str], int | None]:
+    """File modes of ``commit`` (regular files; None for others and for missing paths)."""
+
+    @functools.cache
+    def mode(path: str) -> int | None:
+        found = repo.ls_tree(commit, [path]).get(path)
+        return int(found[0], 8) if found and found[0] in ("100644", "100755") else None
+
+    return mode
 
 
 def _paths(meta: PatchMeta) -> list[str]:

@@ -10,11 +10,11 @@ from pathlib import Path
 
 from patchkit.apply import apply
 from patchkit.conflicts import RebaseReport, print_report
-from patchkit.context import blobs_for, load_project
-from patchkit.errors import PatchkitError, RebaseStopped
-from patchkit.model import Outcome, SourceKind
+from patchkit.context import Project, blobs_for, load_project
+from patchkit.errors import ConfigError, RebaseStopped
+from patchkit.model import Outcome, PatchMeta, SourceKind, UpstreamStatus
 from patchkit.rebase import abort_rebase, continue_rebase, rebase
-from patchkit.report import console, print_json
+from patchkit.report import console, err_console, print_json
 from patchkit.tree import checkout_tree
 
 
@@ -56,7 +56,11 @@ def rebase_cmd(args: argparse.Namespace) -> int:
     if args.resume:
         report = continue_rebase(project_root=root, target=args.target)
     elif not args.onto:
-        raise PatchkitError("say where to: --onto VERSION|TAG|COMMIT (or --continue, --abort)")
+        raise ConfigError(
+            f"say where to rebase {args.target}: --onto is missing",
+            hint=f"`patchkit rebase --target {args.target} --onto VERSION|TAG|COMMIT` (or "
+            "`latest`); `--continue` or `--abort` for a stopped rebase",
+        )
     else:
         project = load_project(args.project, args.sets)
         report = rebase(
@@ -86,8 +90,14 @@ def changed_patches(report: RebaseReport) -> list[str]:
     return [p.id for p in report.patches if p.outcome is Outcome.CARRIED]
 
 
+def carried_series(project: Project, target: str) -> list[PatchMeta]:
+    """The series a rebase carries: every listed patch, opt-in ones too, but the retired."""
+    return [p for p in project.listed(target) if p.status is not UpstreamStatus.MERGED]
+
+
 def verify_changed(args: argparse.Namespace, root: Path, report: RebaseReport) -> None:
-    """Apply the series to a fresh tree at the new lock and run the changed patches' tests."""
+    """Apply the carried series to a fresh tree at the new lock and run the changed patches'
+    tests. A path source has no fresh tree to make: say that nothing was verified, and how."""
     from patchkit.sources import UpstreamRepo, fetch
     from patchkit.verify import raise_for, render, verify_applied
 
@@ -96,11 +106,9 @@ def verify_changed(args: argparse.Namespace, root: Path, report: RebaseReport) -
         return
     project = load_project(root, args.sets)
     entry = project.entry(args.target)
+    patches = carried_series(project, args.target)
     if entry.source.kind is SourceKind.PATH:
-        console.print(
-            f"verify the changed patches ({', '.join(changed)}) in your checkout: "
-            f"`patchkit apply --target {args.target} --verify`"
-        )
+        _not_verified(report, changed, patches)
         return
     with (
         tempfile.TemporaryDirectory(prefix="patchkit-rebase-verify-") as tmp,
@@ -108,7 +116,6 @@ def verify_changed(args: argparse.Namespace, root: Path, report: RebaseReport) -
     ):
         path = fetch(entry, into=Path(tmp) / args.target).path
         tree = checkout_tree(path, args.target)
-        patches = project.patches(args.target)
         blobs = blobs_for(entry, tree)
         try:
             apply(tree=tree, entry=entry, patches=patches, blobs=blobs)
@@ -120,3 +127,17 @@ def verify_changed(args: argparse.Namespace, root: Path, report: RebaseReport) -
     if not args.json:
         render(result)
     raise_for(result)
+
+
+def _not_verified(report: RebaseReport, changed: list[str], patches: list[PatchMeta]) -> None:
+    target, includes = report.target, "".join(f" --include {p.id}" for p in patches if p.optional)
+    err_console.print(
+        f"[yellow]warning:[/] the carried patches ({', '.join(changed)}) were NOT verified: "
+        f"{target}'s source is a local path, of which patchkit makes no fresh tree",
+        soft_wrap=True,
+    )
+    err_console.print(
+        f"  [bold]what to do:[/] check out {report.onto} ({report.commit[:12]}) there, then "
+        f"`patchkit apply --target {target}{includes} --verify`",
+        soft_wrap=True,
+    )

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import tomlkit
 
-from patchkit.apply import upstream_view
+from patchkit.apply import _same_series, upstream_view
 from patchkit.difftext import FileDelta, unified_diff
 from patchkit.errors import ConfigError, PatchFailed, TreeError
-from patchkit.model import PatchKind, PatchMeta, PatchSet
-from patchkit.patchset import ID_PATTERN, MANIFEST
+from patchkit.model import PatchKind, PatchMeta, PatchSet, UpstreamStatus
+from patchkit.patchset import ID_PATTERN, KIND_BY_SUFFIX, MANIFEST
 from patchkit.series import Blobs, Overlay, run_series, touched_paths
 from patchkit.state import AppliedPatch, FileRecord, State, StateStore
 from patchkit.tree import Tree, sha256
@@ -75,27 +75,69 @@ def record(
     existing = next((p for p in series if p.id == patch_id), None)
     if existing is not None:
         return _refresh(tree, series, existing, blobs, paths)
+    patches_dir = patch_set.root / "patches"
+    refuse_taken(patch_id, patch_set.patches, patches_dir)
     if not title or not why:
         raise ConfigError(f"a new patch {patch_id!r} needs --title and --why")
     store = StateStore(tree.state_dir)
     state = store.load()
+    _require_applied(tree, state, series)
     expected = _expected(tree, series, blobs)
     edited = _edited(tree, state, paths)
     if not edited:
-        raise TreeError(f"no edits to record in {tree.root}")
+        raise TreeError(
+            f"no edits to record in {tree.root}" + (f" among {', '.join(paths)}" if paths else ""),
+            hint="edit the files in the checkout first (`patchkit status` shows what patchkit "
+            "applied), or name the edited files as arguments",
+        )
     deltas = [FileDelta(p, expected.read(p), tree.read(p)) for p in edited]
     diff = unified_diff(deltas)
     if not diff:
         raise TreeError(
             f"the edits in {tree.root} make no difference to the series; nothing written"
         )
-    patches_dir = patch_set.root / "patches"
     patch_file = patches_dir / f"{patch_id}.patch"
     patch_file.write_bytes(diff)
     _write_meta(patches_dir / f"{patch_id}.toml", patch_id, tree.target, title, why, author)
     _append_series(patch_set.root / MANIFEST, patch_id)
-    _note_applied(store, state, tree, patch_id, patch_set.name, diff, deltas, expected)
+    _note_applied(store, state, tree, patch_id, patch_set.name, diff, deltas)
     return RecordReport(patch_id, patch_file, tuple(edited), True)
+
+
+def refuse_taken(patch_id: str, patches: Sequence[PatchMeta], patches_dir: Path | None) -> None:
+    """ConfigError when a new patch ``patch_id`` would overwrite a patch not in the series (an
+    opt-in or retired one, or one of another set) or files already under ``patches_dir``."""
+    taken = next((p for p in patches if p.id == patch_id), None)
+    if taken is not None and taken.status is UpstreamStatus.MERGED:
+        raise ConfigError(
+            f"{patch_id} is already a patch ({taken.meta_file}), retired as merged upstream",
+            hint="record the edits under another --patch id",
+        )
+    if taken is not None:
+        raise ConfigError(
+            f"{patch_id} is already a patch of set {taken.set_name} ({taken.meta_file}) that "
+            "is not in the series used here",
+            hint=f"pass `--include {patch_id}` to refresh it, or record under another --patch id",
+        )
+    names = [f"{patch_id}{suffix}" for suffix in (".toml", *KIND_BY_SUFFIX)]
+    found = [patches_dir / n for n in names if (patches_dir / n).exists()] if patches_dir else []
+    if found:
+        raise ConfigError(
+            f"{patch_id} would overwrite {', '.join(str(f) for f in found)}",
+            hint="record under another --patch id, or move those files away first",
+        )
+
+
+def _require_applied(tree: Tree, state: State | None, series: Sequence[PatchMeta]) -> None:
+    """A new patch is the difference from the applied series: the tree must have it applied."""
+    if not _same_series(state, series):
+        includes = "".join(f" --include {p.id}" for p in series if p.optional)
+        raise TreeError(
+            f"{tree.root} does not have the series of {tree.target} applied (as selected here), "
+            "so a new patch would undo or repeat its changes; nothing written",
+            hint=f"`patchkit apply --target {tree.target}{includes}` first (same --set), "
+            "then make the edits and record them",
+        )
 
 
 def _refresh(
@@ -153,15 +195,18 @@ def _note_applied(
     set_name: str,
     diff: bytes,
     deltas: Sequence[FileDelta],
-    expected: Overlay,
 ) -> None:
-    """The tree now has the new patch applied: say so in the state."""
+    """The tree now has the new patch applied: say so in the state. A file patchkit had not
+    touched yet gets its original from upstream (the committed file), never from the edits."""
     files = dict(state.files) if state else {}
+    upstream = upstream_view(tree, committed=True)
     for d in deltas:
         old = files.get(d.path)
         if old is None:
-            original = store.put(d.before) if d.before is not None else None
-            old = FileRecord(d.path, original, tree.mode(d.path), None, None)
+            content = upstream.read(d.path)
+            original = store.put(content) if content is not None else None
+            mode = upstream.mode(d.path) if content is not None else None
+            old = FileRecord(d.path, original, mode, None, None)
         files[d.path] = replace(old, result=_sha(d.after))
     applied = AppliedPatch(
         patch_id, set_name, "diff", sha256(diff), "applied", "exact", tuple(d.path for d in deltas)

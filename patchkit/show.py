@@ -4,11 +4,11 @@ exports) always read a diff."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from patchkit.difftext import FileDelta, unified_diff
 from patchkit.errors import PatchFailed
-from patchkit.model import PatchMeta, PatchResult
+from patchkit.model import FileChange, PatchMeta, PatchResult
 from patchkit.series import Blobs, Overlay, run_patch, run_series
 
 
@@ -24,13 +24,25 @@ def patch_deltas(
                 hint="run `patchkit apply` to see why",
             )
     result = run_patch(meta, overlay.read, blobs)
-    deltas = [
-        FileDelta(
-            c.path, overlay.read(c.old_path or c.path), c.content, overlay.modes.get(c.path), c.mode
-        )
-        for c in result.changes
-    ]
-    return result, deltas
+    return result, change_deltas(result.changes, overlay)
+
+
+def change_deltas(changes: Iterable[FileChange], overlay: Overlay) -> list[FileDelta]:
+    """Before/after of each file a patch's ``changes`` touch, read from ``overlay`` as it was
+    before them. A rename is its old path deleted and its new path created, so the diff made
+    from the deltas moves the file again when applied. A file keeps its mode unless the change
+    sets one."""
+    deltas = []
+    for c in changes:
+        source = c.old_path or c.path
+        mode = overlay.mode(source)
+        after_mode = c.mode or mode
+        if source != c.path:
+            deltas.append(FileDelta(source, overlay.read(source), None, mode, None))
+            deltas.append(FileDelta(c.path, None, c.content, None, after_mode))
+        else:
+            deltas.append(FileDelta(c.path, overlay.read(c.path), c.content, mode, after_mode))
+    return deltas
 
 
 def show(meta: PatchMeta, earlier: Sequence[PatchMeta], overlay: Overlay, blobs: Blobs) -> bytes:

@@ -13,13 +13,16 @@ from typing import Any
 import pytest
 import tomlkit
 
+from patchkit.apply import apply
 from patchkit.bisect import Point, first_change
 from patchkit.context import load_project
-from patchkit.errors import PatchkitError, RebaseStopped
+from patchkit.errors import ConfigError, PatchkitError, RebaseStopped
 from patchkit.model import Outcome
 from patchkit.rebase import RebaseReport, abort_rebase, continue_rebase, rebase
 from patchkit.rebase_cli import add_rebase_args, changed_patches, rebase_cmd
-from tests.builders import Project, Upstream, run_git, snapshot
+from patchkit.series import Blobs
+from patchkit.tree import checkout_tree
+from tests.builders import Project, Upstream, diff_staged, run_git, snapshot
 
 MOD = """\
 import os
@@ -368,6 +371,30 @@ def test_a_failed_publish_rolls_back_every_file(
     assert snapshot(rel.root) == before
 
 
+def test_renamed_and_edited_file_is_carried_and_applies_at_the_new_lock(tmp_path: Path) -> None:
+    text = "alpha\nbeta\ngamma\ndelta\neps\nzeta\neta\ntheta\n"
+    rel = Releases(tmp_path, {"A.txt": text})
+
+    def move(root: Path) -> None:
+        (root / "A.txt").rename(root / "B.txt")
+        (root / "B.txt").write_text(text.replace("gamma", "GAMMA"))
+
+    rel.project.add_diff("mv", diff_staged(rel.upstream, move))
+    rel.release("1.1", {"A.txt": "new first line\n" + text})
+    report = rel.rebase("v1.1")
+    assert rel.outcomes(report) == {"mv": ("carried", "exact")} and report.lock_moved
+    project = load_project(rel.root)
+    tree = checkout_tree(rel.upstream.path, "demo")
+    blobs = Blobs([rel.upstream.path])
+    try:
+        apply(tree=tree, entry=project.entry("demo"), patches=project.patches("demo"), blobs=blobs)
+    finally:
+        blobs.close()
+    assert not (rel.upstream.path / "A.txt").exists()
+    moved = "new first line\n" + text.replace("gamma", "GAMMA")
+    assert (rel.upstream.path / "B.txt").read_text() == moved
+
+
 # -- the command line --------------------------------------------------------------------------
 def run_cli(*argv: str) -> int:
     parser = argparse.ArgumentParser()
@@ -393,6 +420,13 @@ def test_cli_json_shape_and_exit_code(rel: Releases, capsys: pytest.CaptureFixtu
         }
     ]
     assert run_cli("--target", "demo", "--project", str(rel.root), "--abort") == 0
+
+
+def test_missing_onto_is_a_config_error_with_a_hint(rel: Releases) -> None:
+    with pytest.raises(ConfigError) as missing:
+        run_cli("--target", "demo", "--project", str(rel.root))
+    assert missing.value.exit_code == 2
+    assert missing.value.hint and "--onto" in missing.value.hint
 
 
 # -- an index source: releases fetched only when probed ----------------------------------------
@@ -543,3 +577,28 @@ def test_only_carried_patches_count_as_changed(rel: Releases) -> None:
     rel.release("1.1", {"pkg/other.py": "X = 2\n"})  # the patch applies unchanged
     report = rel.rebase("v1.1")
     assert changed_patches(report) == []
+
+
+def test_carried_opt_in_patches_are_verified_too(rel: Releases) -> None:
+    records = _bump_with_test(rel, expected=4)
+    meta = rel.patches_dir / "bump.toml"
+    meta.write_text(meta.read_text().replace("[[tests]]", "optional = true\n\n[[tests]]"))
+    _git_source(rel)
+    rel.release("1.1", fix("import sys\n" + MOD))
+    assert run_cli("--target", "demo", "--project", str(rel.root), "--onto", "v1.1") == 0
+    saved = json.loads(records.read_text())
+    assert [(r["patch"], r["result"], r["lock_version"]) for r in saved] == [
+        ("bump", "passed", "1.1")
+    ]
+
+
+def test_path_source_warns_that_carried_patches_were_not_verified(
+    rel: Releases, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = _bump_with_test(rel, expected=4)
+    rel.release("1.1", fix("import sys\n" + MOD))
+    assert run_cli("--target", "demo", "--project", str(rel.root), "--onto", "v1.1") == 0
+    err = capsys.readouterr().err
+    assert "warning:" in err and "bump" in err and "NOT verified" in err
+    assert "patchkit apply --target demo --verify" in err
+    assert not records.exists()

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 import tomlkit
 
+from patchkit.cli import main
 from patchkit.errors import ConfigError, TreeError
+from patchkit.model import PatchMeta
 from patchkit.record import RecordReport, record
 from tests.builders import Scenario
 
@@ -15,13 +17,15 @@ FILES = {"a.txt": "a one\na two\na three\n", "b.txt": "b one\nb two\nb three\n"}
 A_PATCHED = "a one\na TWO\na three\n"
 
 
-def record_in(s: Scenario, patch_id: str, **kw: str) -> RecordReport:
+def record_in(
+    s: Scenario, patch_id: str, series: list[PatchMeta] | None = None, **kw: str
+) -> RecordReport:
     blobs = s.blobs()
     try:
         return record(
             tree=s.tree(),
             patch_set=s.patch_set(),
-            series=s.patches(),
+            series=s.patches() if series is None else series,
             patch_id=patch_id,
             blobs=blobs,
             **kw,
@@ -90,10 +94,11 @@ def test_new_patch_needs_a_title_and_why(tmp_path: Path) -> None:
     assert not (s.set_root / "patches" / "p2.patch").exists()
 
 
-def test_recording_without_edits_is_refused(tmp_path: Path) -> None:
+def test_recording_without_edits_is_refused_with_what_to_do(tmp_path: Path) -> None:
     s, _ = applied_p1(tmp_path)
-    with pytest.raises(TreeError, match="no edits to record"):
+    with pytest.raises(TreeError, match="no edits to record") as info:
         record_in(s, "p2", title="t", why="w")
+    assert info.value.hint and "edit the files" in info.value.hint
 
 
 def test_refreshing_an_unchanged_patch_writes_nothing(tmp_path: Path) -> None:
@@ -142,3 +147,82 @@ def test_invalid_patch_id_is_refused(tmp_path: Path) -> None:
     s, _ = applied_p1(tmp_path)
     with pytest.raises(ConfigError, match="not a valid patch id"):
         record_in(s, "Bad Id", title="t", why="w")
+
+
+# -- ids already taken, and trees without the series -------------------------------------------
+def with_opt_in(tmp_path: Path, extra_meta: str) -> tuple[Scenario, dict[Path, bytes]]:
+    """p1 applied; ``extra`` (on b.txt) in the set but not selected; b.txt edited."""
+    s = Scenario(tmp_path, FILES)
+    s.add("p1", {"a.txt": A_PATCHED})
+    s.add("extra", {"b.txt": "b one\nb EXTRA\nb three\n"})
+    meta = s.set_root / "patches" / "extra.toml"
+    meta.write_text(meta.read_text() + extra_meta)
+    cli(s, "apply")
+    (s.root / "b.txt").write_text("b one\nb mine\nb three\n")
+    files = s.set_root.rglob("*")
+    return s, {f: f.read_bytes() for f in files if f.is_file()}
+
+
+def cli(s: Scenario, *args: str) -> int:
+    where = ["--target", "demo", "--project", str(s.project.path), "--checkout", str(s.root)]
+    return main([args[0], *where, *args[1:]])
+
+
+def unchanged(before: dict[Path, bytes]) -> bool:
+    return all(f.read_bytes() == content for f, content in before.items())
+
+
+@pytest.mark.parametrize("extra_meta", ["optional = true\n", 'status = "merged"\n'])
+def test_new_patch_with_the_id_of_an_unselected_patch_is_refused(
+    tmp_path: Path, extra_meta: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    s, before = with_opt_in(tmp_path, extra_meta)
+    code = cli(s, "record", "--patch", "extra", "--title", "t", "--why", "w")
+    assert code == ConfigError.exit_code
+    assert "extra is already a patch" in capsys.readouterr().err
+    assert unchanged(before) and len(before) == 5  # manifest, two patches, two metas
+
+
+def test_the_api_refuses_an_id_taken_in_the_set_but_not_in_the_series(tmp_path: Path) -> None:
+    s, before = with_opt_in(tmp_path, "optional = true\n")
+    series = [p for p in s.patches() if p.id == "p1"]
+    with pytest.raises(ConfigError, match="already a patch") as info:
+        record_in(s, "extra", series=series, title="t", why="w")
+    assert info.value.hint and "--include extra" in info.value.hint
+    assert unchanged(before)
+
+
+def test_an_included_opt_in_patch_is_refreshed(tmp_path: Path) -> None:
+    s = Scenario(tmp_path, FILES)
+    s.add("extra", {"b.txt": "b one\nb EXTRA\nb three\n"})
+    meta = s.set_root / "patches" / "extra.toml"
+    meta.write_text(meta.read_text() + "optional = true\n")
+    assert cli(s, "apply", "--include", "extra") == 0
+    (s.root / "b.txt").write_text("b one\nb EXTRA, fixed\nb three\n")
+    assert cli(s, "record", "--include", "extra", "--patch", "extra") == 0
+    assert "+b EXTRA, fixed\n" in (s.set_root / "patches" / "extra.patch").read_text()
+    assert "optional = true" in meta.read_text()
+
+
+def test_recording_on_a_tree_without_the_series_applied_is_refused(tmp_path: Path) -> None:
+    s = Scenario(tmp_path, FILES)
+    s.add("p1", {"a.txt": A_PATCHED})
+    (s.root / "a.txt").write_text("a one\na two\na THREE\n")
+    before = {f: f.read_bytes() for f in s.set_root.rglob("*") if f.is_file()}
+    with pytest.raises(TreeError, match="does not have the series") as info:
+        record_in(s, "p2", title="t", why="w")
+    assert info.value.hint and "patchkit apply --target demo" in info.value.hint
+    assert unchanged(before) and not (s.set_root / "patches" / "p2.patch").exists()
+    assert not (s.root / ".git" / "patchkit" / "state.json").exists()
+
+
+def test_new_patch_never_overwrites_files_left_in_the_patches_directory(tmp_path: Path) -> None:
+    s, _ = applied_p1(tmp_path)
+    stray = s.set_root / "patches" / "p2.patch"
+    stray.write_text("a draft someone keeps here\n")
+    (s.set_root / "patches" / "p3.1.patch").write_text("another id's file: not in the way\n")
+    (s.root / "b.txt").write_text("b one\nb fixed\nb three\n")
+    with pytest.raises(ConfigError, match="would overwrite"):
+        record_in(s, "p2", title="t", why="w")
+    assert stray.read_text() == "a draft someone keeps here\n"
+    assert record_in(s, "p3", title="t", why="w").changed
