@@ -27,7 +27,7 @@ echo "== vLLM 0.19.0 unpatched: the #39809 reproducer must fail =="
 
 echo "== patchkit apply --verify =="
 python3 -m patchkit apply --target flashinfer --checkout /tmp/fi --verify
-python3 -m patchkit apply --target vllm --checkout /tmp/vllm --verify
+python3 -m patchkit apply --target vllm --checkout /tmp/vllm --include mxfp4-triton-sm12x --verify
 for set in flashinfer-spark vllm-spark; do
   cp "patchsets/$set/verification.json" "${OUT:-/tmp}/$set.json" 2>/dev/null
 done
