@@ -177,7 +177,9 @@ def record_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", help="only these files (default: every edited file)")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with ``only``, the arguments of that one command alone, so a run
+    imports the modules its command needs and no others (rebase's index client, export's...)."""
     parser = argparse.ArgumentParser(
         prog="patchkit",
         description="Keep downstream source patches for vLLM and FlashInfer alive.",
@@ -188,7 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         parser_ = sub.add_parser(command.name, help=command.help, description=command.help)
-        _resolve(command.arguments)(parser_)
+        if only is None or only == command.name:
+            _resolve(command.arguments)(parser_)
         parser_.set_defaults(handler=command.handler)
     return parser
 
@@ -207,7 +210,10 @@ def _crash_log() -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    names = {command.name for command in COMMANDS}
+    chosen = next((word for word in argv if word in names), "")
+    args = build_parser(only=chosen).parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING, format="patchkit: %(message)s"
     )

@@ -173,3 +173,19 @@ def test_apply_warns_when_the_trees_pins_disagree_with_the_lock(
     assert code == 0
     err = capsys.readouterr().err
     assert "vllm 1.0 pins flashinfer 0.6.5" in err and "locks flashinfer 0.6.6" in err
+
+
+def test_a_command_imports_only_what_it_needs() -> None:
+    """The GPU machines carry few wheels: `apply` must not need the index client (pypi-simple)
+    or the rewrite engine's libcst just to parse its arguments."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from patchkit.cli import main\n"
+        "try:\n    main(['apply', '--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('pypi_simple', 'libcst', 'patchkit.rebase') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
