@@ -185,6 +185,7 @@ class _Context:
     env: Environment
     runner: Runner
     timeout_s: float
+    has_upstream_tests: bool = True  # an installed package ships no upstream test suite
 
 
 def _root(spec: TestSpec, meta: PatchMeta, ctx: _Context) -> Path:
@@ -209,6 +210,8 @@ def _job(meta: PatchMeta, specs: Sequence[TestSpec], ctx: _Context) -> TestJob:
 
 def _precheck(spec: TestSpec, meta: PatchMeta, ctx: _Context) -> TestOutcome | None:
     why = gate(spec, ctx.env)
+    if spec.where == "upstream" and not ctx.has_upstream_tests:
+        why = "upstream tests are not part of an installed package: verify a checkout"
     if why:
         return TestOutcome(spec.node, spec.where, Result.NOT_RUN, why)
     path = _root(spec, meta, ctx) / spec.node.split("::")[0]
@@ -294,6 +297,7 @@ def verify(
     record: bool = True,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     clock: Callable[[], datetime] = _utcnow,
+    has_upstream_tests: bool = True,
 ) -> VerifyReport:
     """Run each patch's declared tests against the patched tree at ``tree_root``.
 
@@ -302,7 +306,7 @@ def verify(
     """
     python = python or sys.executable
     env = environment or probe_environment(python)
-    ctx = _Context(tree_root.resolve(), python, env, runner, timeout_s)
+    ctx = _Context(tree_root.resolve(), python, env, runner, timeout_s, has_upstream_tests)
     verdicts, records = [], []
     for meta in patches:
         verdict = verify_patch(meta, ctx)
@@ -343,6 +347,7 @@ def verify_applied(
         python=python,
         environment=environment,
         tree_commit=tree_commit(tree),
+        has_upstream_tests=tree.kind != "installed",
         record=record,
         timeout_s=timeout_s,
     )
@@ -411,6 +416,7 @@ def verify_cmd(args: argparse.Namespace) -> int:
         runner=LocalRunner(),
         python=args.python,
         tree_commit=tree_commit(tree),
+        has_upstream_tests=tree.kind != "installed",
         record=not args.no_record,
         timeout_s=args.timeout,
     )

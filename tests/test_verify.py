@@ -144,6 +144,13 @@ def test_upstream_tests_run_without_upstream_conftest(scenario: Scenario) -> Non
     assert verdict.tests[0].cases[0].node == "tests/test_text_upstream.py::test_shout"
 
 
+def test_upstream_tests_are_not_run_on_an_installed_package(scenario: Scenario) -> None:
+    scenario.apply()
+    (verdict,) = run(scenario, record=False, only="fix-shout", has_upstream_tests=False).verdicts
+    assert verdict.result is Result.NOT_RUN
+    assert "not part of an installed package" in verdict.reason
+
+
 def test_missing_dependency_is_not_run_never_passed(scenario: Scenario) -> None:
     declare(scenario, "fix-add", set_test("test_needs_dep.py"))
     scenario.apply()
