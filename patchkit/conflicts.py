@@ -289,13 +289,20 @@ def _next_steps(target: str) -> list[str]:
 
 
 # -- finishing: the project files, together ---------------------------------------------------
-def publish(files: dict[Path, bytes], lock: Path, target: str, version: str, commit: str) -> None:
+def publish(
+    files: dict[Path, bytes],
+    lock: Path,
+    target: str,
+    version: str,
+    commit: str,
+    pins: dict[str, str] | None = None,
+) -> None:
     """Write patch files and metadata (temp files + rename), then move the lock; if any step
     fails, every file is put back as it was."""
     saved = {p: p.read_bytes() for p in [*files, lock]}
     try:
         _replace_all(files)
-        move_lock(lock, target, version=version, commit=commit)
+        move_lock(lock, target, version=version, commit=commit, pins=pins)
     except BaseException:
         _replace_all(saved)
         raise

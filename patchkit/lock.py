@@ -132,12 +132,20 @@ def tree_pin_problems(lock: Lock, target: str, pins: dict[str, str]) -> list[str
     ]
 
 
-def move_lock(path: Path, name: str, *, version: str, commit: str) -> None:
-    """Rewrite one target's version and commit in place, keeping comments and layout."""
+def move_lock(
+    path: Path, name: str, *, version: str, commit: str, pins: dict[str, str] | None = None
+) -> None:
+    """Rewrite one target's version and commit in place, keeping comments and layout; ``pins``
+    (what the new release itself pins, e.g. vLLM's flashinfer-python) update the pins the lock
+    already keeps for that target."""
     doc = tomlkit.parse(path.read_text())
     table = doc["targets"][name]
     table["version"] = version
     table["commit"] = commit
+    kept = table.get("pins")
+    for other, pinned in (pins or {}).items():
+        if kept is not None and other in kept:
+            kept[other] = pinned
     tmp = path.with_suffix(".lock.tmp")
     tmp.write_text(tomlkit.dumps(doc))
     tmp.replace(path)

@@ -51,6 +51,7 @@ from patchkit.model import (
 )
 from patchkit.series import Blobs, Overlay, run_patch, touched_paths
 from patchkit.show import change_deltas
+from patchkit.targets import pins_in
 from patchkit.tree import Tree
 
 MANUAL = "manual"  # the step of a patch a person fixed in the worktree
@@ -336,7 +337,9 @@ def _publish(run: _Run, evals: Sequence[_Eval], judged: Sequence[PatchRebase], c
         meta = meta_text(ev.meta, patch, run.label)
         if meta is not None:
             files[ev.meta.meta_file] = meta.encode()
-    publish(files, run.project.lock.path, run.entry.name, run.label, commit)
+    new_tree = read_at(run.history.repo, run.history.commit(run.new))
+    pins = pins_in(new_tree, run.entry.name)
+    publish(files, run.project.lock.path, run.entry.name, run.label, commit, pins)
 
 
 # -- the command line -------------------------------------------------------------------------

@@ -7,6 +7,7 @@ A target that is not listed here still works from a git checkout; it only lacks 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -86,13 +87,21 @@ def release_commit(tree: Path, target: str) -> str | None:
 
 def pinned_versions(tree: Path, target: str) -> dict[str, str]:
     """Versions of other targets that this tree's requirements pin (``name==version``)."""
+
+    def read(path: str) -> bytes | None:
+        file = tree / path
+        return file.read_bytes() if file.is_file() else None
+
+    return pins_in(read, target)
+
+
+def pins_in(read: Callable[[str], bytes | None], target: str) -> dict[str, str]:
+    """The same, for a tree seen through a reader (a commit of a repository, say)."""
     prof = profile(target)
-    if prof is None or prof.pins_file is None:
+    content = read(prof.pins_file) if prof and prof.pins_file else None
+    if prof is None or content is None:
         return {}
-    pins_file = tree / prof.pins_file
-    if not pins_file.is_file():
-        return {}
-    text = pins_file.read_text(errors="replace")
+    text = content.decode(errors="replace")
     pins = {}
     for other, dist in prof.pin_patterns.items():
         match = re.search(rf"^\s*{re.escape(dist)}\s*==\s*([\w.\-+]+)", text, re.MULTILINE)

@@ -602,3 +602,20 @@ def test_path_source_warns_that_carried_patches_were_not_verified(
     assert "warning:" in err and "bump" in err and "NOT verified" in err
     assert "patchkit apply --target demo --verify" in err
     assert not records.exists()
+
+
+def test_the_lock_takes_the_pins_of_the_release_it_moves_to(tmp_path: Path) -> None:
+    upstream = Upstream(tmp_path / "vllm")
+    reqs = "requirements/cuda.txt"
+    base = upstream.commit({reqs: "flashinfer-python==0.6.6\n", "vllm/x.py": "x = 1\n"})
+    run_git(upstream.path, "tag", "v1.0")
+    project = Project(tmp_path / "project", upstream, base, target="vllm")
+    project.add_diff("p", upstream.diff_of({"vllm/x.py": "x = 2\n"}))
+    lock = project.path / "upstream.lock"
+    lock.write_text(lock.read_text() + 'pins = { flashinfer = "0.6.6" }  # moves with vllm\n')
+    upstream.commit({reqs: "flashinfer-python==0.7.1\n"}, "release 1.1")
+    run_git(upstream.path, "tag", "v1.1")
+    report = rebase(project=load_project(project.path), target="vllm", onto="v1.1")
+    assert report.lock_moved
+    text = lock.read_text()
+    assert 'pins = { flashinfer = "0.7.1" }' in text and "# moves with vllm" in text
