@@ -13,6 +13,7 @@ Git commands used here beyond :class:`GitRepo`'s own methods, all through ``GitR
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import logging
 import tempfile
 from collections.abc import Iterator
@@ -64,7 +65,9 @@ class UpstreamRepo:
         self.target = target
         self.path = path or cache_dir("repos") / f"{target}.git"
         if not (self.path / "HEAD").is_file():
-            GitRepo.init(self.path, bare=True).close()
+            with _exclusive(self.path):
+                if not (self.path / "HEAD").is_file():
+                    GitRepo.init(self.path, bare=True).close()
         self.repo = GitRepo(self.path)
 
     def close(self) -> None:
@@ -129,6 +132,17 @@ class UpstreamRepo:
         )
 
 
+@contextlib.contextmanager
+def _exclusive(repo_path: Path) -> Iterator[None]:
+    """One patchkit process at a time writes a cache repository (an advisory file lock)."""
+    with open(repo_path.with_suffix(".lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def _is_empty_dir(path: Path) -> bool:
     return path.is_dir() and not any(path.iterdir())
 
@@ -170,9 +184,13 @@ class ReleaseStore(UpstreamRepo):
         tag = self.tag_of(version)
         if tag:
             return self._commit_of(tag)
-        release = self.index.release(self.package, version)
-        archive = self.index.download(release)
-        return self._commit_release(release, archive)
+        with _exclusive(self.path):  # another patchkit may be committing the same release
+            tag = self.tag_of(version)
+            if tag:
+                return self._commit_of(tag)
+            release = self.index.release(self.package, version)
+            archive = self.index.download(release)
+            return self._commit_release(release, archive)
 
     def upstream_commit(self, version: str) -> str | None:
         """The upstream commit the release names: recorded in its commit message, or read from
@@ -262,7 +280,8 @@ class GitMirror(UpstreamRepo):
         found = self.repo.resolve(rev)
         if found:
             return found
-        self._fetch()
+        with _exclusive(self.path):
+            self._fetch()
         found = self.repo.resolve(rev)
         if found is None:
             raise SourceError(

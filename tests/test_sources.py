@@ -74,6 +74,20 @@ def test_a_fetched_release_needs_no_network(fake_index: FakeIndex) -> None:
     assert len(fake_index.requests) == served
 
 
+def test_two_fetches_at_once_commit_a_release_once(fake_index: FakeIndex) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def ensure(_: int) -> str:
+        with store_for(fake_index) as store:
+            return store.ensure_release("0.2.0")
+
+    with ThreadPoolExecutor(4) as pool:
+        commits = set(pool.map(ensure, range(4)))
+    assert len(commits) == 1
+    downloads = [r for r in fake_index.requests if r.endswith(".tar.gz")]
+    assert len(downloads) == 1  # the others waited, then found the tag
+
+
 def test_older_release_fetched_later(fake_index: FakeIndex) -> None:
     store = store_for(fake_index)
     newest = store.ensure_release("0.3.0")
