@@ -87,8 +87,8 @@ COMMANDS = (
     Command(
         "export-pr",
         "one upstream-ready branch per patch, with its commit message and PR text",
-        "patchkit.export:add_export_args",
-        "patchkit.export:export_cmd",
+        "patchkit.export_cli:add_export_args",
+        "patchkit.export_cli:export_cmd",
     ),
 )
 

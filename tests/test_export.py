@@ -23,7 +23,8 @@ from patchkit.errors import (
     SourceError,
     TreeError,
 )
-from patchkit.export import ExportReport, PatchExport, add_export_args, export_cmd, export_pr
+from patchkit.export import ExportReport, PatchExport, export_pr
+from patchkit.export_cli import add_export_args, export_cmd
 from patchkit.export_publish import normalise_url, record_pr
 from patchkit.prtext import CUT_MARK, Identity, conventional_title
 from patchkit.series import patch_digest
