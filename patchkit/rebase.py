@@ -46,7 +46,6 @@ from patchkit.model import (
     PatchKind,
     PatchMeta,
     PatchResult,
-    Step,
     UpstreamStatus,
 )
 from patchkit.series import Blobs, Overlay, run_patch, touched_paths
@@ -230,10 +229,11 @@ def _judge(run: _Run, ev: _Eval, prober: Callable[[], Prober]) -> PatchRebase:
     found = _bisected(run, ev.meta.id, outcome, prober)
     details, message = result.details, result.message
     if found.outcome == Outcome.UPSTREAMED.value and not outcome.ok:
-        outcome, step, details = Outcome.UPSTREAMED, Step.PROBE.value, ()
+        # Never retired from history alone: upstream may have dropped the fix again.
         message = (
             f"upstream absorbed the change in {found.absorbed_by}, then changed that code "
-            f"again in {found.broken_by}, where the patch no longer recognises it"
+            f"again in {found.broken_by}, where the patch no longer recognises it: if the fix "
+            'is still there, retire the patch (status = "merged"); if not, fix the patch'
         )
     refreshed = outcome is Outcome.CARRIED and _new_diff(ev) is not None
     return PatchRebase(
