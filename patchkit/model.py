@@ -68,6 +68,7 @@ class TestSpec:
 class PatchHistory:
     absorbed_by: str | None = None  # upstream release/commit that made the change itself
     broken_by: str | None = None  # upstream release/commit where the patch stopped applying
+    pending: str | None = None  # "conflict on 0.33.0": left behind by `rebase --allow-pending`
 
 
 @dataclass(frozen=True)

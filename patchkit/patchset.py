@@ -137,6 +137,7 @@ def load_patch(meta_path: Path, set_name: str, targets: tuple[str, ...]) -> Patc
         history=PatchHistory(
             absorbed_by=history.get("absorbed_by") or None,
             broken_by=history.get("broken_by") or None,
+            pending=history.get("pending") or None,
         ),
     )
 
@@ -195,7 +196,8 @@ def select_patches(
     sets: list[PatchSet], target: str, *, include: tuple[str, ...] = (), only: tuple[str, ...] = ()
 ) -> list[PatchMeta]:
     """The series for ``target`` across sets: opt-in patches only when included by id, and
-    patches upstream merged (retired by a rebase: ``status = "merged"``) only when named."""
+    patches upstream merged (retired by a rebase: ``status = "merged"``) or left pending by
+    ``rebase --allow-pending`` (they do not apply at the lock) only when named."""
     patches = [p for s in sets for p in s.for_target(target)]
     known = {p.id for p in patches}
     unknown = [i for i in (*include, *only) if i not in known]
@@ -204,4 +206,8 @@ def select_patches(
     if only:
         return [p for p in patches if p.id in only]
     retired = UpstreamStatus.MERGED
-    return [p for p in patches if p.id in include or (not p.optional and p.status is not retired)]
+    return [
+        p
+        for p in patches
+        if p.id in include or (not p.optional and p.status is not retired and not p.history.pending)
+    ]

@@ -91,8 +91,13 @@ def changed_patches(report: RebaseReport) -> list[str]:
 
 
 def carried_series(project: Project, target: str) -> list[PatchMeta]:
-    """The series a rebase carries: every listed patch, opt-in ones too, but the retired."""
-    return [p for p in project.listed(target) if p.status is not UpstreamStatus.MERGED]
+    """The series a rebase carried to the new lock: every listed patch, opt-in ones too, but
+    the retired and those it left pending (they do not apply there)."""
+    return [
+        p
+        for p in project.listed(target)
+        if p.status is not UpstreamStatus.MERGED and not p.history.pending
+    ]
 
 
 def verify_changed(args: argparse.Namespace, root: Path, report: RebaseReport) -> None:

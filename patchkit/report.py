@@ -30,6 +30,7 @@ _STATE_STYLE = {
     PatchState.MODIFIED: "yellow",
     PatchState.OUTDATED: "yellow",
     PatchState.RETIRED: "blue",
+    PatchState.PENDING: "red",
 }
 
 

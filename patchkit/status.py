@@ -20,6 +20,7 @@ class PatchState(str, enum.Enum):
     OUTDATED = "outdated"  # applied, but the patch file changed since: apply again
     UPSTREAMED = "upstreamed"  # recorded as already present upstream when applied
     RETIRED = "retired"  # upstream merged it (status = "merged"); no longer applied
+    PENDING = "pending"  # a rebase moved the lock past it (--allow-pending): fix it first
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,10 @@ def _one(tree: Tree, state: State | None, meta: PatchMeta) -> PatchStatus:
     if (applied is None or state is None) and meta.status is UpstreamStatus.MERGED:
         return PatchStatus(
             meta.id, meta.set_name, meta.kind.value, PatchState.RETIRED, optional=meta.optional
+        )
+    if (applied is None or state is None) and meta.history.pending:
+        return PatchStatus(
+            meta.id, meta.set_name, meta.kind.value, PatchState.PENDING, optional=meta.optional
         )
     if applied is None or state is None:
         return PatchStatus(

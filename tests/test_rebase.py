@@ -344,6 +344,27 @@ def test_allow_pending_moves_the_lock_and_marks_the_rest_pending(rel: Releases) 
     assert (rel.patches_dir / "bump.patch").read_bytes() == patch_before
 
 
+def test_a_pending_patch_is_not_applied_until_fixed(rel: Releases) -> None:
+    from patchkit.status import PatchState, status
+
+    rel.diff("bump", fix(BUMPED))
+    rel.diff("tail", {"pkg/other.py": "X = 10\n"})
+    rel.release("1.1", fix(MOD.replace("total = a + b\n", "total = b + a\n")))
+    rel.rebase("v1.1", allow_pending=True)
+    project = load_project(rel.root)
+    assert [p.id for p in project.patches("demo")] == ["tail"]  # bump would conflict at 1.1
+    run_git(rel.upstream.path, "checkout", "-q", "v1.1")
+    tree = checkout_tree(rel.upstream.path, "demo")
+    apply(
+        tree=tree,
+        entry=project.entry("demo"),
+        patches=project.patches("demo"),
+        blobs=Blobs([rel.upstream.path]),
+    )
+    states = {p.id: p.state for p in status(tree=tree, patches=project.listed("demo")).patches}
+    assert states == {"bump": PatchState.PENDING, "tail": PatchState.APPLIED}
+
+
 def test_lock_moves_only_when_all_patches_end_well(rel: Releases) -> None:
     rel.diff("bump", fix(BUMPED))
     rel.diff("tail", {"pkg/other.py": "X = 10\n"})
