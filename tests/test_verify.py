@@ -161,6 +161,17 @@ def test_missing_dependency_is_not_run_never_passed(scenario: Scenario) -> None:
     assert verdict.tests[1].result is Result.NOT_RUN
 
 
+def test_one_test_of_a_module_skipped_at_import_is_not_run(scenario: Scenario) -> None:
+    declare(scenario, "fix-shout", set_test("test_needs_dep.py::test_never"))
+    scenario.apply()
+    report = run(scenario, record=False, only="fix-shout")
+    skipped = report.verdicts[0].tests[1]
+    assert (skipped.result, skipped.reason) == (
+        Result.NOT_RUN,
+        "dependency missing: patchkit_absent_dep",
+    )
+
+
 def test_only_skipped_tests_mean_not_run_with_the_reason(scenario: Scenario) -> None:
     meta = scenario.set_root / "patches" / "fix-add.toml"
     meta.write_text(meta.read_text().split("[[tests]]")[0])
