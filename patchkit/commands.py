@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 
 from patchkit import apply as apply_mod
 from patchkit.context import Project, blobs_for, load_project, open_checkout, open_tree
 from patchkit.errors import ConfigError
 from patchkit.lock import tree_pin_problems
-from patchkit.model import PatchMeta
+from patchkit.model import PatchMeta, PatchResult
 from patchkit.report import (
     console,
     err_console,
@@ -109,7 +110,13 @@ def _applicable(tree: Tree, patches: list[PatchMeta]) -> list[PatchMeta]:
     return applicable
 
 
-def _render_results(args: argparse.Namespace, target: str, commit: str | None, results, title):  # type: ignore[no-untyped-def]
+def _render_results(
+    args: argparse.Namespace,
+    target: str,
+    commit: str | None,
+    results: Sequence[PatchResult],
+    title: str,
+) -> None:
     if getattr(args, "json", False):
         print_json(results_json(target, commit, results))
     else:
