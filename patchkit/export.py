@@ -120,6 +120,8 @@ class _Ctx:
     template: str
     tree_root: Path
     read_base: Callable[[str], bytes | None] = field(init=False)
+    # (patch, patches run before it) -> its deltas and why it failed: each is run once
+    runs: dict[tuple[str, ...], tuple[list[FileDelta], str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.read_base = lambda path: self.repo.read_file(self.base, path)
@@ -295,17 +297,23 @@ def _land(ctx: _Ctx, prepared: Sequence[PatchExport], force: bool) -> list[Patch
 
 def _deltas(
     ctx: _Ctx, meta: PatchMeta, earlier: Sequence[PatchMeta]
-) -> tuple[list[FileDelta], list[str], str]:
-    """Before/after of each file ``meta`` changes on the base (after ``earlier``), the paths it
-    renames away, and why it failed ("" when it applied)."""
+) -> tuple[list[FileDelta], str]:
+    """Before/after of each file ``meta`` changes on the base (after ``earlier``; a rename is a
+    deletion and a creation), and why it failed ("" when it applied). Run once per key."""
+    key = (meta.id, *(p.id for p in earlier))
+    if key not in ctx.runs:
+        ctx.runs[key] = _run(ctx, meta, earlier)
+    return ctx.runs[key]
+
+
+def _run(ctx: _Ctx, meta: PatchMeta, earlier: Sequence[PatchMeta]) -> tuple[list[FileDelta], str]:
     result, deltas = patch_deltas(meta, earlier, Overlay(ctx.read_base), ctx.blobs)
     if result.outcome is Outcome.UPSTREAMED or (result.outcome.ok and not deltas):
-        return [], [], f"already in upstream at {ctx.base_label}: nothing to export"
+        return [], f"already in upstream at {ctx.base_label}: nothing to export"
     if not result.outcome.ok:
         reasons = "; ".join(f"{d.path} {d.hunk}: {d.reason}" for d in result.details)
-        return [], [], f"{result.outcome.value}: {reasons or result.message}"
-    renamed = [c.old_path for c in result.changes if c.old_path and c.old_path != c.path]
-    return deltas, renamed, ""
+        return [], f"{result.outcome.value}: {reasons or result.message}"
+    return deltas, ""
 
 
 def _requirements(ctx: _Ctx, meta: PatchMeta) -> list[PatchMeta]:
@@ -324,11 +332,11 @@ def _requirements(ctx: _Ctx, meta: PatchMeta) -> list[PatchMeta]:
 def _placement(ctx: _Ctx, meta: PatchMeta) -> tuple[str, list[PatchMeta]]:
     """The parent of the patch's commit: the base when the patch applies there alone, else the
     commit of its requirements applied first (which it then carries)."""
-    alone = _deltas(ctx, meta, [])[2]
+    alone = _deltas(ctx, meta, [])[1]
     if not alone:
         return ctx.base, []
     chain = _requirements(ctx, meta)
-    if not chain or _deltas(ctx, meta, chain)[2]:
+    if not chain or _deltas(ctx, meta, chain)[1]:
         raise PatchFailed(f"cannot export {meta.id} onto {ctx.base_label}: {alone}")
     parent = ctx.base
     for i, dep in enumerate(chain):
@@ -337,13 +345,13 @@ def _placement(ctx: _Ctx, meta: PatchMeta) -> tuple[str, list[PatchMeta]]:
 
 
 def _build(ctx: _Ctx, meta: PatchMeta, parent: str, earlier: Sequence[PatchMeta]) -> _Built:
-    deltas, renamed, why = _deltas(ctx, meta, earlier)
+    deltas, why = _deltas(ctx, meta, earlier)
     if why:
         raise PatchFailed(f"cannot export {meta.id} onto {ctx.base_label}: {why}")
     deltas, formatting = format_deltas(deltas, tree_root=ctx.tree_root, read_base=ctx.read_base)
-    files = tuple(sorted({d.path for d in deltas} | set(renamed)))
+    files = tuple(sorted({d.path for d in deltas}))
     text = render(_text_input(ctx, meta, files, formatting, stacked=bool(earlier)))
-    tree = ctx.repo.tree_with(parent, _entries(ctx.repo, parent, deltas, renamed))
+    tree = ctx.repo.tree_with(parent, _entries(ctx.repo, parent, deltas))
     env = _commit_env(ctx, meta)
     return _Built(
         ctx.repo.commit_tree(tree, [parent], text.commit_message, env), text, files, formatting
@@ -351,10 +359,10 @@ def _build(ctx: _Ctx, meta: PatchMeta, parent: str, earlier: Sequence[PatchMeta]
 
 
 def _entries(
-    repo: GitRepo, parent: str, deltas: Sequence[FileDelta], renamed: Sequence[str]
+    repo: GitRepo, parent: str, deltas: Sequence[FileDelta]
 ) -> list[tuple[str, str | None, str]]:
     modes = repo.ls_tree(parent, [d.path for d in deltas])
-    entries: list[tuple[str, str | None, str]] = [(p, None, "") for p in renamed]
+    entries: list[tuple[str, str | None, str]] = []
     for d in deltas:
         if d.after is None:
             entries.append((d.path, None, ""))

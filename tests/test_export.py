@@ -699,3 +699,18 @@ def test_new_and_deleted_files(tmp_path: Path) -> None:
     assert case.git("ls-tree", "--name-only", "-r", new.commit, "pkg") == "pkg/mod.py\npkg/new.py"
     assert case.git("ls-tree", "--name-only", "-r", deleted.commit, "pkg") == ""
     assert deleted.files == ("pkg/mod.py",)
+
+
+def test_a_renamed_file_moves_in_the_exported_commit(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    moved = (
+        b"diff --git a/pkg/mod.py b/pkg/moved.py\nsimilarity index 100%\n"
+        b"rename from pkg/mod.py\nrename to pkg/moved.py\n"
+    )
+    case.project.add_diff("move", moved)
+    case.set_meta("move", 'title = "Move"\nwhy = "m"\n')
+    (export,) = case.export("move").exports
+    listing = case.git("ls-tree", "--name-only", "-r", export.commit, "pkg")
+    assert listing == "pkg/moved.py"
+    assert case.git("show", f"{export.commit}:pkg/moved.py") == MOD.rstrip("\n")
+    assert export.files == ("pkg/mod.py", "pkg/moved.py")
