@@ -79,7 +79,8 @@ def _originals(
     return overlay
 
 
-def _same_series(state: State | None, patches: Sequence[PatchMeta]) -> bool:
+def series_applied(state: State | None, patches: Sequence[PatchMeta]) -> bool:
+    """The state records exactly these patches, as their files are now, applied in order."""
     if state is None:
         return not patches
     applied = [(p.id, p.digest) for p in state.patches]
@@ -106,7 +107,7 @@ def apply(
             hint="turn the edits into a patch with `patchkit record`, or `patchkit reset --force` "
             "(which saves them aside) before applying again",
         )
-    if _same_series(state, patches):
+    if series_applied(state, patches):
         return ApplyReport(entry.name, commit_id, (), (), noop=True, recovered=recovered)
     if not allow_dirty:
         _check_clean(tree, state, patches)

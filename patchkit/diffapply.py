@@ -158,35 +158,19 @@ def apply_file(
     """Apply one file's part of a diff to the file as ``read`` returns it."""
     path = fp.path
     if fp.binary:
-        return FileResult(
-            Outcome.FAILED,
-            Step.NONE,
-            details=(ConflictDetail(path, "binary", "binary changes are not applied by patchkit"),),
+        return _stopped(
+            Outcome.FAILED, path, "binary", "binary changes are not applied by patchkit"
         )
     current = read(fp.old_path) if fp.old_path else read(path)
     if fp.old_path is None:
         return _new_file(fp, current)
     if current is None:
-        return FileResult(
-            Outcome.GONE,
-            Step.NONE,
-            details=(ConflictDetail(path, "file", f"{fp.old_path} does not exist in the tree"),),
-        )
+        return _stopped(Outcome.GONE, path, "file", f"{fp.old_path} does not exist in the tree")
     if fp.new_path is None:
         return _deleted_file(fp, current)
     if fp.new_path != fp.old_path and read(fp.new_path) is not None:
-        return FileResult(
-            Outcome.CONFLICT,
-            Step.NONE,
-            details=(
-                ConflictDetail(
-                    path,
-                    "rename",
-                    f"the patch renames {fp.old_path} to {fp.new_path}, "
-                    f"but {fp.new_path} already exists",
-                ),
-            ),
-        )
+        why = f"the patch renames {fp.old_path} to {fp.new_path}, but {fp.new_path} already exists"
+        return _stopped(Outcome.CONFLICT, path, "rename", why)
     lines = split_lines(current)
     if not fp.hunks:  # a pure rename or mode change
         return _result(fp, Outcome.APPLIED, Step.EXACT, lines)
@@ -218,6 +202,12 @@ def apply_file(
     return _result(fp, outcome, step, out)
 
 
+def _stopped(outcome: Outcome, path: str, where: str, why: str, ours: bytes = b"") -> FileResult:
+    """A file the patch cannot change, with the one reason why."""
+    detail = ConflictDetail(path, where, why, ours.decode(errors="replace"))
+    return FileResult(outcome, Step.NONE, details=(detail,))
+
+
 def _result(fp: FilePatch, outcome: Outcome, step: Step, lines: list[bytes]) -> FileResult:
     content = b"".join(lines)
     mode = fp.new_mode if fp.new_mode != fp.old_mode else None
@@ -236,35 +226,16 @@ def _new_file(fp: FilePatch, current: bytes | None) -> FileResult:
         )
     if current == content:
         return FileResult(Outcome.UPSTREAMED, Step.PROBE)
-    return FileResult(
-        Outcome.CONFLICT,
-        Step.NONE,
-        details=(
-            ConflictDetail(
-                fp.path,
-                "new file",
-                "the patch creates this file, but it already exists with other content",
-                current.decode(errors="replace"),
-            ),
-        ),
-    )
+    why = "the patch creates this file, but it already exists with other content"
+    return _stopped(Outcome.CONFLICT, fp.path, "new file", why, current)
 
 
 def _deleted_file(fp: FilePatch, current: bytes) -> FileResult:
     expected = b"".join(h for hunk in fp.hunks for h in hunk.old)
     if blob_id(current) == fp.old_blob or current == expected:
         return FileResult(Outcome.APPLIED, Step.EXACT, FileChange(fp.path, None))
-    return FileResult(
-        Outcome.CONFLICT,
-        Step.NONE,
-        details=(
-            ConflictDetail(
-                fp.path,
-                "deleted file",
-                "the patch deletes this file, but its content differs from what the patch expects",
-            ),
-        ),
-    )
+    why = "the patch deletes this file, but its content differs from what the patch expects"
+    return _stopped(Outcome.CONFLICT, fp.path, "deleted file", why)
 
 
 def _three_way(

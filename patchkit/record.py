@@ -10,7 +10,7 @@ from pathlib import Path
 
 import tomlkit
 
-from patchkit.apply import _same_series, upstream_view
+from patchkit.apply import series_applied, upstream_view
 from patchkit.difftext import FileDelta, unified_diff
 from patchkit.errors import ConfigError, PatchFailed, TreeError
 from patchkit.model import PatchKind, PatchMeta, PatchSet, UpstreamStatus
@@ -130,7 +130,7 @@ def refuse_taken(patch_id: str, patches: Sequence[PatchMeta], patches_dir: Path 
 
 def _require_applied(tree: Tree, state: State | None, series: Sequence[PatchMeta]) -> None:
     """A new patch is the difference from the applied series: the tree must have it applied."""
-    if not _same_series(state, series):
+    if not series_applied(state, series):
         includes = "".join(f" --include {p.id}" for p in series if p.optional)
         raise TreeError(
             f"{tree.root} does not have the series of {tree.target} applied (as selected here), "
