@@ -15,6 +15,8 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import logging
+import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -64,10 +66,10 @@ class UpstreamRepo:
     def __init__(self, target: str, *, path: Path | None = None) -> None:
         self.target = target
         self.path = path or cache_dir("repos") / f"{target}.git"
-        if not (self.path / "HEAD").is_file():
+        if not self.path.is_dir():
             with _exclusive(self.path):
-                if not (self.path / "HEAD").is_file():
-                    GitRepo.init(self.path, bare=True).close()
+                if not self.path.is_dir():
+                    _init_bare_atomically(self.path)
         self.repo = GitRepo(self.path)
 
     def close(self) -> None:
@@ -141,6 +143,19 @@ def _exclusive(repo_path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _init_bare_atomically(path: Path) -> None:
+    """Make a bare repository at ``path`` that other processes see whole or not at all: it is
+    made beside ``path`` and renamed into place, so a reader never finds a half-made one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    try:
+        GitRepo.init(staging, bare=True).close()
+        os.rename(staging, path)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
 
 
 def _is_empty_dir(path: Path) -> bool:
