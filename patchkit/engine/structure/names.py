@@ -1,0 +1,120 @@
+"""The name a scope node goes by in a scope path: ``def get_quant_method``, ``struct Foo``,
+``operator()``, ``#if defined(X)``, ``foreach(arch IN LISTS ARCHS)``; and the first line it
+covers (decorators and ``template <...>`` lines belong to what they decorate)."""
+
+from __future__ import annotations
+
+import re
+
+import tree_sitter
+
+_SPACE = re.compile(r"\s+")
+_MAX = 80
+
+
+def _text(node: tree_sitter.Node | None) -> str:
+    if node is None or node.text is None:
+        return ""
+    text = _SPACE.sub(" ", node.text.decode("utf-8", "replace")).strip()
+    return text if len(text) <= _MAX else text[: _MAX - 1] + "…"
+
+
+def _python(node: tree_sitter.Node) -> str:
+    word = "class" if node.type == "class_definition" else "def"
+    return f"{word} {_text(node.child_by_field_name('name'))}"
+
+
+def _declarator_name(node: tree_sitter.Node) -> str:
+    """The name inside a (possibly pointer/reference) function declarator."""
+    seen = node.child_by_field_name("declarator")
+    while seen is not None and seen.type != "function_declarator":
+        inner = seen.child_by_field_name("declarator")
+        if inner is None:
+            inner = next((c for c in seen.named_children if "declarator" in c.type), None)
+        seen = inner
+    if seen is None:
+        first = _text(node).split("{")[0]
+        return first.strip() or node.type
+    return _text(seen.child_by_field_name("declarator"))
+
+
+def _preproc(node: tree_sitter.Node) -> str:
+    if node.type == "preproc_else":
+        return "#else"
+    if node.type == "preproc_ifdef":
+        keyword = _text(node.children[0]) if node.children else "#ifdef"
+        return f"{keyword} {_text(node.child_by_field_name('name'))}"
+    keyword = "#elif" if node.type == "preproc_elif" else "#if"
+    return f"{keyword} {_text(node.child_by_field_name('condition'))}"
+
+
+def _c_family(node: tree_sitter.Node) -> str | None:
+    kind = node.type
+    if kind == "function_definition":
+        return _declarator_name(node)
+    if kind == "namespace_definition":
+        return f"namespace {_text(node.child_by_field_name('name'))}".rstrip()
+    if kind.startswith("preproc_"):
+        return _preproc(node)
+    if kind == "linkage_specification":
+        return f"extern {_text(node.child_by_field_name('value'))}"
+    if node.child_by_field_name("body") is None:  # `struct Foo x;` declares, opens nothing
+        return None
+    word = kind.removesuffix("_specifier")
+    return f"{word} {_text(node.child_by_field_name('name'))}".rstrip()
+
+
+def _cmake(node: tree_sitter.Node) -> str:
+    head = node.named_children[0] if node.named_children else None
+    word = {"if_condition": "if", "foreach_loop": "foreach", "while_loop": "while"}.get(
+        node.type, node.type.removesuffix("_def")
+    )
+    args = (
+        None
+        if head is None
+        else next((c for c in head.named_children if c.type == "argument_list"), None)
+    )
+    text = _text(args)
+    if word in ("function", "macro"):
+        text = text.split(" ")[0]
+    return f"{word}({text})"
+
+
+def scope_name(language: str, node: tree_sitter.Node) -> str | None:
+    """The node's name in a scope path; ``None`` when the node opens no scope after all."""
+    if language == "python":
+        return _python(node)
+    if language == "cmake":
+        return _cmake(node)
+    return _c_family(node)
+
+
+def first_row(node: tree_sitter.Node) -> int:
+    """The first line a scope covers: its decorators and template headers included."""
+    parent = node.parent
+    while parent is not None and parent.type in ("decorated_definition", "template_declaration"):
+        node, parent = parent, parent.parent
+    return node.start_point.row
+
+
+def last_row(node: tree_sitter.Node) -> int:
+    """The last line a scope covers (a node ending at column 0 ends on the line before)."""
+    end = node.end_point
+    return max(end.row - 1, node.start_point.row) if end.column == 0 else end.row
+
+
+def cmake_branches(node: tree_sitter.Node) -> list[tuple[str, int, int]]:
+    """The ``elseif(...)`` and ``else()`` parts of a CMake ``if`` block: (name, first, last)."""
+    parts: list[tuple[str, int, int]] = []
+    children = node.named_children
+    for i, child in enumerate(children):
+        if child.type not in ("elseif_command", "else_command"):
+            continue
+        nxt = next((c for c in children[i + 1 :] if c.type.endswith("_command")), None)
+        last = nxt.start_point.row - 1 if nxt is not None else last_row(node)
+        args = next((c for c in child.named_children if c.type == "argument_list"), None)
+        word = "elseif" if child.type == "elseif_command" else "else"
+        parts.append(
+            (f"{word}({_text(args)})", child.start_point.row, max(last, child.start_point.row))
+        )
+    return parts

@@ -1,0 +1,115 @@
+"""A file's scope tree: every line belongs to a scope path such as
+``("class Mxfp4Config", "def get_quant_method")`` or
+``("namespace flashinfer", "struct Foo", "operator()")``; ``()`` is the file's top level.
+
+Trees are parsed lazily and cached per content, so a blob several hunks (or several patches)
+ask about is parsed once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import tree_sitter
+
+from patchkit.engine.structure.languages import grammar, language_of
+from patchkit.engine.structure.names import cmake_branches, first_row, last_row, scope_name
+
+ScopePath = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Scope:
+    path: ScopePath
+    start: int  # 0-based index of its first line
+    end: int  # 0-based index of its last line, inclusive
+
+    def holds(self, line: int) -> bool:
+        return self.start <= line <= self.end
+
+
+@dataclass
+class ScopeTree:
+    """The scopes of one file, outermost first (a parent before its children)."""
+
+    language: str
+    line_count: int
+    scopes: tuple[Scope, ...]
+    has_errors: bool = False  # the grammar could not read all of it (scopes may be partial)
+    _owner: list[int] | None = field(default=None, repr=False)
+
+    def _owners(self) -> list[int]:
+        if self._owner is None:
+            owner = [-1] * self.line_count
+            for i, scope in enumerate(self.scopes):  # children after parents: innermost wins
+                end = min(scope.end, self.line_count - 1)
+                owner[scope.start : end + 1] = [i] * (end + 1 - scope.start)
+            self._owner = owner
+        return self._owner
+
+    def scope_at(self, line: int) -> Scope | None:
+        """The innermost scope holding 0-based ``line`` (None: top level or out of range)."""
+        owners = self._owners()
+        i = owners[line] if 0 <= line < len(owners) else -1
+        return self.scopes[i] if i >= 0 else None
+
+    def scope_path(self, line: int) -> ScopePath:
+        """The scope path of 0-based ``line``; ``()`` at top level."""
+        scope = self.scope_at(line)
+        return scope.path if scope else ()
+
+    def find(self, path: ScopePath) -> list[Scope]:
+        """Every scope with exactly this path (more than one: look-alike twins or overloads)."""
+        return [s for s in self.scopes if s.path == path]
+
+
+def _collect(language: str, root: tree_sitter.Node, query: tree_sitter.Query) -> list[Scope]:
+    captured = tree_sitter.QueryCursor(query).captures(root).get("scope", [])
+    nodes = sorted(captured, key=lambda n: (n.start_byte, -n.end_byte))
+    stack: list[tuple[int, int, ScopePath]] = []  # (start byte, end byte, path)
+    scopes: list[Scope] = []
+    for node in nodes:
+        while stack and not (stack[-1][0] <= node.start_byte and node.end_byte <= stack[-1][1]):
+            stack.pop()
+        name = scope_name(language, node)
+        if name is None:
+            continue
+        path = (stack[-1][2] if stack else ()) + (name,)
+        scopes.append(Scope(path, first_row(node), last_row(node)))
+        stack.append((node.start_byte, node.end_byte, path))
+        if node.type == "if_condition":
+            scopes.extend(Scope((*path, n), a, b) for n, a, b in cmake_branches(node))
+    return scopes
+
+
+def parse_scopes(language: str, content: bytes) -> ScopeTree:
+    """Parse ``content`` with the grammar of ``language`` (no cache)."""
+    found = grammar(language)
+    tree = found.parser.parse(content)
+    lines = content.count(b"\n") + (0 if content.endswith(b"\n") or not content else 1)
+    scopes = _collect(language, tree.root_node, found.query)
+    return ScopeTree(language, lines, tuple(scopes), tree.root_node.has_error)
+
+
+_CACHE: OrderedDict[tuple[str, bytes], ScopeTree] = OrderedDict()
+_CACHE_SIZE = 128
+
+
+def scopes_for(path: str, content: bytes) -> ScopeTree | None:
+    """The scope tree of a file's content, cached by (language, content); ``None`` when no
+    grammar reads files named like ``path`` (placement then goes by lines alone)."""
+    language = language_of(path)
+    if language is None:
+        return None
+    key = (language, hashlib.sha1(content).digest())
+    tree = _CACHE.get(key)
+    if tree is None:
+        tree = parse_scopes(language, content)
+        _CACHE[key] = tree
+        if len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    else:
+        _CACHE.move_to_end(key)
+    return tree
