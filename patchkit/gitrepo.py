@@ -1,9 +1,10 @@
 """The one place that talks to git.
 
 Commands run through :func:`run` in a clean environment (inherited ``GIT_*`` variables removed,
-C locale) and raise :class:`GitError` with the command, exit code and stderr. Object reads go
-through GitPython's long-lived ``git cat-file --batch`` (``Repo.odb``), which keeps reading many
-blobs cheap. ``Repo`` objects are short-lived: one per :class:`GitRepo`, closed with it.
+C locale) and raise :class:`GitError` with the command, exit code and stderr. Object reads
+(blobs by id, ``rev:path``) go through one long-lived ``git cat-file --batch`` per
+:class:`GitRepo`, started on the first read and closed with it: reading many objects costs one
+process, not one each.
 """
 
 from __future__ import annotations
@@ -17,11 +18,6 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-# GitPython checks for a git executable when imported; installed-package trees work without one,
-# so only the commands that really need git fail, with a GitError naming the command.
-os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
-import git as gitpython
 
 from patchkit.errors import GitError
 
@@ -91,12 +87,54 @@ class MergeResult:
     conflicts: int  # number of conflict blocks; 0 means a clean merge
 
 
+class _CatFile:
+    """One ``git cat-file --batch`` process: objects by name, read one after another."""
+
+    def __init__(self, path: Path) -> None:
+        log.debug("$ git cat-file --batch (in %s)", path)
+        try:
+            self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
+                ["git", "cat-file", "--batch"],
+                cwd=path,
+                env=clean_env(),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+        except (FileNotFoundError, NotADirectoryError):
+            self._proc = None  # no git, or no such repository: every object is missing
+
+    def read(self, name: str) -> tuple[bytes, bytes] | None:
+        """(type, content) of the object ``name`` names, or None when there is none."""
+        proc = self._proc
+        if proc is None or "\n" in name or proc.stdin is None or proc.stdout is None:
+            return None
+        try:
+            proc.stdin.write(name.encode("utf-8", "surrogateescape") + b"\n")
+            proc.stdin.flush()
+            header = proc.stdout.readline().split()
+        except (BrokenPipeError, OSError):
+            header = []
+        if len(header) != 3:  # "<name> missing", "<name> ambiguous", or git is gone
+            if not header:
+                self.close()
+            return None
+        data = proc.stdout.read(int(header[2]) + 1)
+        return header[1], data[:-1]
+
+    def close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            with contextlib.suppress(OSError):
+                proc.communicate(timeout=10)
+
+
 class GitRepo:
     """A repository (bare or with a work tree) at ``path``."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self._repo: gitpython.Repo | None = None
+        self._batch: _CatFile | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
     @classmethod
@@ -106,9 +144,13 @@ class GitRepo:
         return cls(path)
 
     def close(self) -> None:
-        if self._repo is not None:
-            self._repo.close()
-            self._repo = None
+        if self._batch is not None:
+            self._batch.close()
+            self._batch = None
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
 
     def __enter__(self) -> GitRepo:
         return self
@@ -166,24 +208,22 @@ class GitRepo:
         return self.text("log", "-1", "--format=%B", rev)
 
     # -- objects -----------------------------------------------------------------------------
-    def _gp(self) -> gitpython.Repo:
-        if self._repo is None:
-            self._repo = gitpython.Repo(self.path)
-        return self._repo
+    def _object(self, name: str) -> tuple[bytes, bytes] | None:
+        if self._batch is None:
+            self._batch = _CatFile(self.path)
+        return self._batch.read(name)
 
     def read_blob(self, sha: str) -> bytes | None:
         """The content of blob ``sha`` (full id), or None if this repository lacks it."""
-        try:
-            stream = self._gp().odb.stream(bytes.fromhex(sha))
-        except (ValueError, gitpython.BadObject, gitpython.BadName, OSError):
+        if len(sha) != 40 or not all(c in "0123456789abcdef" for c in sha.lower()):
             return None
-        if stream.type != b"blob":
-            return None
-        return bytes(stream.read())
+        found = self._object(sha)
+        return found[1] if found and found[0] == b"blob" else None
 
     def read_file(self, rev: str, path: str) -> bytes | None:
-        proc = run(["cat-file", "blob", f"{rev}:{path}"], cwd=self.path, ok_codes=(0, 128))
-        return proc.stdout if proc.returncode == 0 else None
+        """The content of ``path`` at ``rev``, or None when it is not a file there."""
+        found = self._object(f"{rev}:{path}")
+        return found[1] if found and found[0] == b"blob" else None
 
     def write_blob(self, content: bytes) -> str:
         return self.text("hash-object", "-w", "--stdin", input=content)
