@@ -1,0 +1,371 @@
+"""Benchmark `patchkit port` against `git apply`, `git apply -3` and `patch --fuzz=2` on real
+backports mined from a project's history, side by side in one run.
+
+    python scripts/bench_port.py --repo /work/.mirror/redis+redis/repo \\
+        --repo /work/.mirror/numpy+numpy/repo --max-cases 40
+
+A case is a commit C on a release branch whose message says ``(cherry picked from commit X)``:
+the diff X^..X (made on main) is ported onto C^ (the release branch just before the backport);
+the truth is C's content of every path the diff touches. Cases are kept when C and X touch the
+same paths (a backport that dropped or added files is an edited backport, not a port) and the
+touched files differ between X^ and C^ (else every tool is trivially right); binary diffs are
+skipped. The repositories are read, never written: each tool runs in a fresh directory whose
+git directory borrows the repository's objects (alternates) and holds only the touched files.
+
+Score per case and tool: exact (the touched files equal the truth), wrong (the tool reported
+success but a file differs) or failed (refused, rejected or conflicted). Time is
+``time.perf_counter`` around each tool's run alone; the baselines are processes, patchkit is its
+Python API in this process (``--patchkit cli`` runs its command line instead).
+
+Cases where patchkit is wrong or fails while a baseline is exact are written to ``--misses``
+(JSON); ``--cases FILE`` re-runs exactly the cases of such a file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TRAILER = re.compile(r"cherry[- ]picked from commit ([0-9a-f]{7,40})")
+TOOLS = ("patchkit", "git apply", "git apply -3", "patch --fuzz=2")
+BASELINES = TOOLS[1:]
+
+
+@dataclass(frozen=True)
+class Case:
+    repo: str  # the repository's git directory
+    backport: str  # C: the shipped backport commit on the release branch
+    original: str  # X: the commit C was cherry-picked from
+    paths: tuple[str, ...]  # every path X touches (both sides of a rename)
+    subject: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{Path(self.repo).parent.name}:{self.backport[:10]}"
+
+
+@dataclass(frozen=True)
+class Run:
+    tool: str
+    score: str  # exact | wrong | failed
+    seconds: float
+    note: str = ""  # the tool's outcome or first line of its complaint
+
+
+@dataclass
+class Result:
+    case: Case
+    runs: dict[str, Run] = field(default_factory=dict)
+
+
+# -- git ---------------------------------------------------------------------------------------
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    return env | {"GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
+
+
+def git(repo: Path | str, *args: str, check: bool = True) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, env=_env(), check=False
+    )
+    if check and done.returncode:
+        raise RuntimeError(f"git {' '.join(args)} in {repo}: {done.stderr.decode().strip()}")
+    return done.stdout.decode(errors="replace")
+
+
+def blob_id(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def blobs_at(repo: Path | str, commit: str, paths: tuple[str, ...]) -> dict[str, str | None]:
+    """path -> blob id at ``commit`` (None: absent)."""
+    found: dict[str, str | None] = dict.fromkeys(paths)
+    out = git(repo, "ls-tree", "-r", "-z", commit, "--", *paths)
+    for entry in filter(None, out.split("\0")):
+        meta, path = entry.split("\t", 1)
+        if path in found:
+            found[path] = meta.split()[2]
+    return found
+
+
+# -- mining ------------------------------------------------------------------------------------
+def mine(repo: Path, *, branches: list[str], limit: int, max_files: int = 20) -> list[Case]:
+    """Up to ``limit`` backport cases, newest first, from ``branches`` (default: every branch)."""
+    refs = branches or ["--branches"]
+    log = git(repo, "log", "--no-merges", "--format=%H %P%x00%s%x00%B%x1e", "-E",
+              "--grep=cherry[- ]picked from commit", *refs)  # fmt: skip
+    cases: list[Case] = []
+    seen: set[str] = set()
+    for record in filter(None, (r.strip("\n") for r in log.split("\x1e"))):
+        case = _candidate(repo, record, seen, max_files)
+        if case is not None:
+            cases.append(case)
+            if len(cases) >= limit:
+                break
+    return cases
+
+
+def _candidate(repo: Path, record: str, seen: set[str], max_files: int) -> Case | None:
+    heads, subject, body = record.split("\0", 2)
+    commit, *parents = heads.split()
+    picks = TRAILER.findall(body)
+    if len(parents) != 1 or not picks:
+        return None
+    original = git(repo, "rev-parse", "-q", "--verify", f"{picks[-1]}^{{commit}}", check=False)
+    original = original.strip()
+    if not original or original in seen or original == commit:
+        return None
+    if len(git(repo, "rev-list", "--parents", "-n1", original).split()) != 2:
+        return None  # a merge or a root commit: no single base
+    paths = _touched(repo, original, max_files)
+    if paths is None or _touched(repo, commit, max_files) != paths:
+        return None
+    if blobs_at(repo, f"{original}^", paths) == blobs_at(repo, parents[0], paths):
+        return None  # the release branch had the same files: every tool is trivially right
+    seen.add(original)
+    return Case(str(repo), commit, original, paths, subject)
+
+
+def _touched(repo: Path, commit: str, max_files: int) -> tuple[str, ...] | None:
+    """The paths ``commit`` touches, sorted; None when binary or over ``max_files``."""
+    out = git(repo, "diff", "--numstat", "--no-renames", "-z", f"{commit}^", commit)
+    paths: list[str] = []
+    for entry in filter(None, out.split("\0")):
+        added, _deleted, path = entry.split("\t", 2)
+        if added == "-":
+            return None
+        paths.append(path)
+    return tuple(sorted(paths)) if 0 < len(paths) <= max_files else None
+
+
+# -- one tool on one case ----------------------------------------------------------------------
+def prepare(case: Case, dest: Path) -> None:
+    """A fresh git repository at ``dest`` at the case's target commit, borrowing the case
+    repository's objects, with only the touched files in its work tree."""
+    git(dest.parent, "init", "-q", dest.name)
+    objects = Path(case.repo) / "objects"
+    if not objects.is_dir():
+        objects = Path(case.repo) / ".git" / "objects"
+    (dest / ".git/objects/info/alternates").write_text(f"{objects.resolve()}\n")
+    target = f"{case.backport}^"
+    git(dest, "read-tree", target)
+    git(dest, "update-ref", "--no-deref", "HEAD", git(dest, "rev-parse", target).strip())
+    present = [p for p, b in blobs_at(dest, target, case.paths).items() if b]
+    if present:
+        git(dest, "checkout-index", "-u", "--", *present)
+
+
+def score(case: Case, work: Path, truth: dict[str, str | None], ok: bool) -> str:
+    if not ok:
+        return "failed"
+    for path, want in truth.items():
+        disk = work / path
+        have = blob_id(disk.read_bytes()) if disk.is_file() else None
+        if have != want:
+            return "wrong"
+    return "exact"
+
+
+def _process(args: list[str], cwd: Path) -> tuple[bool, str]:
+    done = subprocess.run(args, cwd=cwd, capture_output=True, env=_env(), check=False)
+    lines = (done.stderr or done.stdout).decode(errors="replace").strip().splitlines()
+    return done.returncode == 0, (lines[0] if lines else "")[:200]
+
+
+def run_git_apply(work: Path, patch: Path, case: Case) -> tuple[bool, str]:
+    return _process(["git", "apply", str(patch)], work)
+
+
+def run_git_apply_3(work: Path, patch: Path, case: Case) -> tuple[bool, str]:
+    return _process(["git", "apply", "-3", str(patch)], work)
+
+
+def run_gnu_patch(work: Path, patch: Path, case: Case) -> tuple[bool, str]:
+    args = ["patch", "-p1", "--fuzz=2", "-f", "-N", "--no-backup-if-mismatch", "-i", str(patch)]
+    return _process(args, work)
+
+
+def run_patchkit_cli(work: Path, patch: Path, case: Case) -> tuple[bool, str]:
+    base = f"{case.original}^"
+    return _process([sys.executable, "-m", "patchkit", "port", str(patch), "--base", base], work)
+
+
+def run_patchkit_api(work: Path, patch: Path, case: Case) -> tuple[bool, str]:
+    port, error = _patchkit_port()
+    try:
+        report = port(patch_file=patch, base_commit=f"{case.original}^", checkout=work)
+    except error as exc:
+        return False, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+    except Exception as exc:  # a crash is a failure of the tool, and the table says so
+        return False, f"crash {type(exc).__name__}: {exc}"[:200]
+    return report.outcome.ok, report.outcome.value
+
+
+def _patchkit_port() -> tuple[Callable, type[Exception]]:
+    sys.path.insert(0, str(ROOT))
+    from patchkit.errors import PatchkitError
+
+    try:
+        module = importlib.import_module("patchkit.ops.port")  # the layered layout
+    except ImportError:
+        module = importlib.import_module("patchkit.port")
+    return module.port, PatchkitError
+
+
+Tool = Callable[[Path, Path, Case], tuple[bool, str]]
+
+
+def tools(patchkit_mode: str) -> dict[str, Tool]:
+    pk = run_patchkit_api if patchkit_mode == "api" else run_patchkit_cli
+    return {"patchkit": pk, "git apply": run_git_apply, "git apply -3": run_git_apply_3,
+            "patch --fuzz=2": run_gnu_patch}  # fmt: skip
+
+
+def run_case(case: Case, scratch: Path, runners: dict[str, Tool]) -> Result:
+    repo = Path(case.repo)
+    patch = scratch / "case.patch"
+    patch.write_bytes(
+        subprocess.run(
+            ["git", "-C", str(repo), "diff", "--full-index", "-M", f"{case.original}^",
+             case.original], capture_output=True, env=_env(), check=True,
+        ).stdout
+    )  # fmt: skip
+    truth = blobs_at(repo, case.backport, case.paths)
+    result = Result(case)
+    for i, (name, runner) in enumerate(runners.items()):
+        work = scratch / f"t{i}"
+        prepare(case, work)
+        started = time.perf_counter()
+        ok, note = runner(work, patch, case)
+        seconds = time.perf_counter() - started
+        result.runs[name] = Run(name, score(case, work, truth, ok), seconds, note)
+        shutil.rmtree(work)
+    return result
+
+
+# -- the report --------------------------------------------------------------------------------
+def p90(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))] if ordered else 0.0
+
+
+def tally(results: list[Result], tool: str) -> dict[str, float]:
+    runs = [r.runs[tool] for r in results if tool in r.runs]
+    counts = {s: sum(run.score == s for run in runs) for s in ("exact", "wrong", "failed")}
+    secs = [run.seconds for run in runs]
+    median = statistics.median(secs) if secs else 0.0
+    return counts | {"median": median, "p90": p90(secs)}
+
+
+def misses(results: list[Result]) -> list[dict]:
+    """Cases where patchkit is wrong or failed while a baseline is exact."""
+    out = []
+    for r in results:
+        pk = r.runs.get("patchkit")
+        exact = [t for t in BASELINES if t in r.runs and r.runs[t].score == "exact"]
+        if pk is not None and pk.score != "exact" and exact:
+            out.append(asdict(r.case) | {"name": r.case.name, "patchkit": pk.score,
+                                         "patchkit_note": pk.note, "baselines_exact": exact})  # fmt: skip
+    return out
+
+
+def table(results: list[Result], title: str) -> Iterator[str]:
+    yield f"{title}: {len(results)} cases"
+    yield f"  {'tool':<16}{'exact':>7}{'wrong':>7}{'failed':>8}{'median s':>11}{'p90 s':>9}"
+    for tool in TOOLS:
+        t = tally(results, tool)
+        yield (f"  {tool:<16}{t['exact']:>7}{t['wrong']:>7}{t['failed']:>8}"
+               f"{t['median']:>11.3f}{t['p90']:>9.3f}")  # fmt: skip
+
+
+def ratios(results: list[Result]) -> str:
+    pk = tally(results, "patchkit")
+    best = max(BASELINES, key=lambda t: (tally(results, t)["exact"], -tally(results, t)["median"]))
+    b = tally(results, best)
+    exact = f"{pk['exact'] / b['exact']:.2f}x" if b["exact"] else "n/a"
+    speed = f"{pk['median'] / b['median']:.1f}x" if b["median"] else "n/a"
+    return (f"patchkit vs the best baseline ({best}): exact {pk['exact']}/{b['exact']:.0f} "
+            f"= {exact}; median time {speed}")  # fmt: skip
+
+
+def report(results: list[Result]) -> Iterator[str]:
+    yield from table(results, "all projects")
+    for project in sorted({Path(r.case.repo).parent.name for r in results}):
+        mine_ = [r for r in results if Path(r.case.repo).parent.name == project]
+        yield from table(mine_, project)
+    yield ratios(results)
+
+
+# -- the command line --------------------------------------------------------------------------
+def load_cases(path: Path) -> list[Case]:
+    return [
+        Case(c["repo"], c["backport"], c["original"], tuple(c["paths"]), c.get("subject", ""))
+        for c in json.loads(path.read_text())
+    ]
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--repo", type=Path, action="append", default=[], help="a git directory")
+    p.add_argument("--branch", action="append", default=[], help="release branches to mine")
+    p.add_argument("--max-cases", type=int, default=40, help="per repository")
+    p.add_argument("--cases", type=Path, help="re-run the cases of a --misses or --json file")
+    p.add_argument("--patchkit", choices=("api", "cli"), default="api")
+    p.add_argument(
+        "--misses", type=Path, default=Path(tempfile.gettempdir(), "bench_port_misses.json")
+    )
+    p.add_argument("--json", type=Path, help="write every case's runs here")
+    p.add_argument("-v", "--verbose", action="store_true", help="one line per case")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.cases:
+        cases = load_cases(args.cases)
+    else:
+        cases = [c for repo in args.repo
+                 for c in mine(repo, branches=args.branch, limit=args.max_cases)]  # fmt: skip
+    if not cases:
+        print("no cases: pass --repo GIT_DIR (a repository with cherry-picked backports)")
+        return 2
+    runners = tools(args.patchkit)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="bench_port-") as scratch:
+        for case in cases:
+            results.append(run_case(case, Path(scratch), runners))
+            if args.verbose:
+                line = " ".join(f"{t}={r.score}" for t, r in results[-1].runs.items())
+                print(f"{case.name} {line} [{results[-1].runs['patchkit'].note}]", flush=True)
+    print("\n".join(report(results)))
+    missed = misses(results)
+    args.misses.write_text(json.dumps(missed, indent=1))
+    print(f"\n{len(missed)} cases where patchkit is wrong or failed and a baseline is exact"
+          f" (written to {args.misses}):")  # fmt: skip
+    for m in missed:
+        print(f"  {m['name']} {m['patchkit']}: {m['patchkit_note']} | exact: "
+              f"{', '.join(m['baselines_exact'])} | {m['subject'][:60]}")  # fmt: skip
+    if args.json:
+        rows = [
+            asdict(r.case) | {"runs": {t: asdict(x) for t, x in r.runs.items()}} for r in results
+        ]
+        args.json.write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

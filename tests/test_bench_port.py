@@ -1,0 +1,159 @@
+"""scripts/bench_port.py on a small history built here: a release branch with `git cherry-pick
+-x` backports from main, mined from a bare clone (as the fetch tool leaves them) and scored."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from tests.conftest import PROJECT_ROOT, dedent
+from tests.conftest import git as _git
+
+IDENTITY = ("-c", "user.name=Test Person", "-c", "user.email=test@example.com")
+
+
+def git(cwd: Path, *args: str) -> str:
+    """git with a fixed identity: the history is built once per module, before the hermetic
+    HOME of each test exists."""
+    return _git(cwd, *IDENTITY, "-c", "init.defaultBranch=main", *args)
+
+
+def _load() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "bench_port", PROJECT_ROOT / "scripts" / "bench_port.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_port"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = _load()
+
+LIB = dedent("""
+    def helper():
+        return 1
+
+
+    def compute(x):
+        total = 0
+        for i in range(x):
+            total += i
+        return total
+    """)
+
+
+def _commit(repo: Path, message: str, **files: str) -> str:
+    for name, text in files.items():
+        (repo / name).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str | Path]:
+    """main: start, then three fixes; release: a drift commit, then backports of the three:
+    ``moved`` (lib.py drifted on release), ``same`` (util.c identical on release: trivial) and
+    ``edited`` (its util.c half dropped from the backport)."""
+    tmp_path = tmp_path_factory.mktemp("history")
+    work = tmp_path / "work"
+    work.mkdir()
+    git(work, "init", "-q")
+    _commit(work, "start", **{"lib.py": LIB, "util.c": "int one(void) { return 1; }\n"})
+    git(work, "branch", "release")
+    fix = LIB.replace("total = 0\n", "total = 0\n    if x < 0:\n        raise ValueError(x)\n")
+    moved = _commit(work, "guard compute", **{"lib.py": fix})
+    same = _commit(work, "fix util", **{"util.c": "int one(void) { return 2; }\n"})
+    edited = _commit(
+        work,
+        "two files",
+        **{
+            "lib.py": fix.replace("return 1", "return 3"),
+            "util.c": "int one(void) { return 4; }\n",
+        },
+    )
+    git(work, "checkout", "-q", "release")
+    _commit(work, "drift", **{"lib.py": "import os\n\n\n" + LIB})
+    git(work, "cherry-pick", "-x", moved)
+    backport = git(work, "rev-parse", "HEAD").strip()
+    git(work, "cherry-pick", "-x", same)
+    git(work, "cherry-pick", "-x", "--no-commit", edited)
+    git(work, "checkout", "HEAD", "--", "util.c")
+    git(work, "commit", "-q", "-m", f"two files, lib only\n\n(cherry picked from commit {edited})")
+    bare = tmp_path / "mirror" / "repo"
+    git(tmp_path, "clone", "-q", "--bare", str(work), str(bare))
+    return {"repo": bare, "moved": moved, "backport": backport}
+
+
+def test_mine_keeps_a_real_port_and_skips_trivial_and_edited_backports(history: dict) -> None:
+    cases = bench.mine(history["repo"], branches=[], limit=10)
+
+    assert [(c.original, c.backport, c.paths) for c in cases] == [
+        (history["moved"], history["backport"], ("lib.py",))
+    ]
+    assert cases[0].name == f"mirror:{history['backport'][:10]}"
+
+
+def test_every_tool_runs_on_a_fresh_target_and_is_scored_against_the_backport(
+    history: dict, tmp_path: Path
+) -> None:
+    (case,) = bench.mine(history["repo"], branches=[], limit=10)
+    refs = git(history["repo"], "for-each-ref")
+
+    result = bench.run_case(case, tmp_path, bench.tools("api"))
+
+    assert set(result.runs) == set(bench.TOOLS)
+    # the drift only shifted lines: every tool should land the guard exactly
+    assert {t: r.score for t, r in result.runs.items()} == dict.fromkeys(bench.TOOLS, "exact")
+    assert all(r.seconds > 0 for r in result.runs.values())
+    assert git(history["repo"], "for-each-ref") == refs  # the mined repository is only read
+
+
+def test_a_tool_that_reports_success_with_other_content_is_wrong_and_a_refusal_failed(
+    history: dict, tmp_path: Path
+) -> None:
+    (case,) = bench.mine(history["repo"], branches=[], limit=10)
+
+    def untouched(work: Path, patch: Path, case: object) -> tuple[bool, str]:
+        return True, "said it applied"
+
+    def refuses(work: Path, patch: Path, case: object) -> tuple[bool, str]:
+        return False, "conflict"
+
+    result = bench.run_case(
+        case, tmp_path, {"patchkit": untouched, "git apply": bench.run_git_apply, "x": refuses}
+    )
+
+    assert [r.score for r in result.runs.values()] == ["wrong", "exact", "failed"]
+    (miss,) = bench.misses([result])
+    assert (miss["name"], miss["patchkit"], miss["baselines_exact"]) == (
+        case.name,
+        "wrong",
+        ["git apply"],
+    )
+
+
+def test_a_saved_miss_list_is_run_again_as_the_same_cases(history: dict, tmp_path: Path) -> None:
+    (case,) = bench.mine(history["repo"], branches=[], limit=10)
+    saved = tmp_path / "misses.json"
+    result = bench.Result(case, {"patchkit": bench.Run("patchkit", "failed", 0.1)})
+    result.runs["git apply"] = bench.Run("git apply", "exact", 0.01)
+    saved.write_text(__import__("json").dumps(bench.misses([result])))
+
+    assert bench.load_cases(saved) == [case]
+
+
+def test_the_report_counts_scores_per_tool_with_median_and_p90() -> None:
+    case = bench.Case("/r/proj/repo", "c" * 40, "x" * 40, ("a",))
+    runs = [("exact", 0.1), ("exact", 0.3), ("failed", 0.2), ("wrong", 0.5)]
+    results = [bench.Result(case, {"patchkit": bench.Run("patchkit", s, t)}) for s, t in runs]
+
+    counts = bench.tally(results, "patchkit")
+
+    assert counts == {"exact": 2, "wrong": 1, "failed": 1, "median": 0.25, "p90": 0.5}
