@@ -85,6 +85,12 @@ COMMANDS = (
         "patchkit.port:port_cmd",
     ),
     Command(
+        "import",
+        "turn the patches people carry (run.sh mods, replace scripts, diffs, series) into a set",
+        "patchkit.import_cli:add_import_args",
+        "patchkit.import_cli:import_cmd",
+    ),
+    Command(
         "export-pr",
         "one upstream-ready branch per patch, with its commit message and PR text",
         "patchkit.export_cli:add_export_args",

@@ -80,3 +80,10 @@ EXIT_CODES = {
     70: "internal error (a bug in patchkit: please report it with the crash log)",
     130: "interrupted",
 }
+
+
+class ImportRefused(PatchkitError):
+    """A source given to ``patchkit import`` cannot be read without running it (a dynamic
+    script), or names files outside the target. Names the source, the line and the way out."""
+
+    exit_code = 2

@@ -1,0 +1,144 @@
+"""An imported patch made whole at its base, then carried to the locked commit by the engine.
+
+At the base the patch becomes a full-index diff (the source's abbreviated or missing index
+lines replaced by the base's blob ids; a script's edits made into a diff), so rebase and
+export can always find its base blobs. That diff is then run on the lock through the same
+engine ``apply`` and ``rebase`` use (:func:`patchkit.series.run_patch`): exact, by unique
+context, or three-way from the base blobs. Everything happens in memory, on blobs; nothing is
+written to any tree.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from patchkit.diffparse import parse_diff
+from patchkit.difftext import unified_diff
+from patchkit.importers.base import Reader, reader
+from patchkit.importers.model import Candidate, FileEdits
+from patchkit.importers.releases import Release, Releases
+from patchkit.model import (
+    ConflictDetail,
+    FileChange,
+    Outcome,
+    PatchKind,
+    PatchMeta,
+    PatchResult,
+    Step,
+)
+from patchkit.series import Blobs, Overlay, run_patch
+from patchkit.show import change_deltas
+
+
+@dataclass(frozen=True)
+class Carried:
+    outcome: Outcome  # at the lock
+    step: Step
+    at_base: bytes  # full-index diff at the base (b"" without one)
+    at_lock: bytes  # full-index diff at the lock (b"" unless it applies there and changes)
+    details: tuple[ConflictDetail, ...] = ()
+    message: str = ""
+
+
+def _run_diff(diff: bytes, target: str, read: Reader, blobs: Blobs) -> PatchResult:
+    with tempfile.TemporaryDirectory(prefix="patchkit-import-") as tmp:
+        file = Path(tmp) / "imported.patch"
+        file.write_bytes(diff)
+        meta = PatchMeta("imported", "imported", "import", target, PatchKind.DIFF, file, file, "")
+        return run_patch(meta, read, blobs)
+
+
+def edit_files(edits: Sequence[FileEdits], read: Reader) -> tuple[list[FileChange], list[str]]:
+    """A script's edits made on the files ``read`` gives; and each text it did not find."""
+    changes, missing = [], []
+    for fe in edits:
+        content = read(fe.path)
+        if content is None:
+            missing.append(f"{fe.path}: no such file")
+            continue
+        text = content.decode("utf-8", "surrogateescape")
+        for r in fe.replaces:
+            if r.old not in text:
+                missing.append(f"{fe.path}: script line {r.line}: text not found: {r.old[:60]!r}")
+            text = text.replace(r.old, r.new, r.count)
+        changes.append(FileChange(fe.path, text.encode("utf-8", "surrogateescape")))
+    return changes, missing
+
+
+def _diff_of(changes: Sequence[FileChange], read: Reader) -> bytes:
+    deltas = [d for d in change_deltas(changes, Overlay(read)) if d.before != d.after]
+    return unified_diff(deltas)
+
+
+def at_base(candidate: Candidate, target: str, read: Reader, blobs: Blobs) -> tuple[bytes, str]:
+    """The candidate as a full-index diff at the base; "" or why it does not apply there."""
+    if candidate.diff is None:
+        changes, missing = edit_files(candidate.edits, read)
+        return (b"", "; ".join(missing)) if missing else (_diff_of(changes, read), "")
+    result = _run_diff(candidate.diff, target, read, blobs)
+    if not result.outcome.ok:
+        return b"", result.message or "; ".join(d.reason for d in result.details)
+    return _diff_of(result.changes, read), ""
+
+
+def carry(candidate: Candidate, base: Release | None, releases: Releases, target: str) -> Carried:
+    blobs = Blobs([releases.repo.path])
+    try:
+        return _carry(candidate, base, releases, target, blobs)
+    finally:
+        blobs.close()
+
+
+def _carry(
+    candidate: Candidate, base: Release | None, releases: Releases, target: str, blobs: Blobs
+) -> Carried:
+    lock = releases.lock
+    read_lock = reader(releases, lock.commit)
+    if base is None:
+        return _without_base(candidate, read_lock, target, blobs)
+    read_base = reader(releases, base.commit)
+    diff, why = at_base(candidate, target, read_base, blobs)
+    if why or not diff:
+        why = why or "it changes nothing there"
+        return Carried(Outcome.FAILED, Step.NONE, b"", b"", message=f"at base {base.label}: {why}")
+    if base.commit == lock.commit:
+        return Carried(Outcome.APPLIED, Step.EXACT, diff, diff)
+    result = _run_diff(diff, target, read_lock, blobs)
+    return _judged(result, diff, read_base, read_lock)
+
+
+def _judged(result: PatchResult, diff: bytes, read_base: Reader, read_lock: Reader) -> Carried:
+    outcome = result.outcome
+    paths = [p for fp in parse_diff(diff, Path("imported.patch")) for p in fp.paths]
+    if outcome is Outcome.APPLIED and any(read_base(p) != read_lock(p) for p in paths):
+        outcome = Outcome.CARRIED
+    at_lock = _diff_of(result.changes, read_lock) if outcome.ok else b""
+    return Carried(outcome, result.step, diff, at_lock, result.details, result.message)
+
+
+def _without_base(candidate: Candidate, read_lock: Reader, target: str, blobs: Blobs) -> Carried:
+    """No release holds the base: the engine tries the lock by context alone (no three-way
+    base); a script whose new text is all there already is upstream."""
+    if candidate.diff is not None:
+        result = _run_diff(candidate.diff, target, read_lock, blobs)
+        at_lock = _diff_of(result.changes, read_lock) if result.outcome.ok else b""
+        return Carried(result.outcome, result.step, b"", at_lock, result.details, result.message)
+    edits = [r for fe in candidate.edits for r in fe.replaces if r.old != r.new]
+    present = [r for r in edits if _present(candidate, r.new, read_lock)]
+    _, missing = edit_files(candidate.edits, read_lock)
+    if present and len(present) == len(edits):
+        return Carried(Outcome.UPSTREAMED, Step.PROBE, b"", b"", message="every new text is there")
+    outcome = Outcome.PARTLY_UPSTREAMED if present else Outcome.CONFLICT
+    details = tuple(ConflictDetail(m.split(":")[0], "replace", m) for m in missing)
+    return Carried(outcome, Step.NONE, b"", b"", details, "; ".join(missing))
+
+
+def _present(candidate: Candidate, text: str, read: Reader) -> bool:
+    for fe in candidate.edits:
+        content = read(fe.path)
+        if content is not None and text in content.decode("utf-8", "surrogateescape"):
+            return True
+    return False

@@ -1,0 +1,129 @@
+"""An imported patch written into a patch set: ``patches/<id>.patch`` (a full-index diff),
+``patches/<id>.toml`` (its metadata, with an ``[imported]`` table saying where it came from,
+its base and how that was found), and the source files as they were in ``origin/<id>/``. A set
+that does not exist yet is created for the target."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+
+from patchkit.errors import ConfigError
+from patchkit.importers.model import Meta, Origin
+from patchkit.patchset import ID_PATTERN, MANIFEST, read_toml
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What to write for one patch."""
+
+    patch_id: str
+    target: str
+    diff: bytes
+    meta: Meta
+    imported: dict[str, str]  # form, source, base, base_how, outcome
+    origin: tuple[Origin, ...]
+    status: str = "local"  # "merged" when upstream has it at the lock
+    merged_in: str = ""
+    pending: str = ""  # why it does not apply at the lock (left out of apply until fixed)
+
+
+def set_root(project: Path, name: str, target: str) -> Path:
+    """The set ``name`` under ``project/patchsets``, made for ``target`` if it is new."""
+    root = project / "patchsets" / name
+    manifest = root / MANIFEST
+    if manifest.is_file():
+        targets = read_toml(manifest).get("patchset", {}).get("targets", [])
+        if target not in targets:
+            raise ConfigError(
+                f"{manifest}: set {name!r} is for {', '.join(targets)}, not {target}",
+                hint="import into a set of this target (--into NAME makes a new one)",
+            )
+        return root
+    if not ID_PATTERN.match(name):
+        raise ConfigError(f"{name!r} is not a valid set name (lowercase, digits, . _ -)")
+    (root / "patches").mkdir(parents=True, exist_ok=True)
+    doc = tomlkit.document()
+    table = tomlkit.table()
+    table.update(
+        {
+            "name": name,
+            "version": "0.1.0",
+            "description": f"Patches imported for {target} by `patchkit import`.",
+            "targets": [target],
+            "series": [],
+        }
+    )
+    doc["patchset"] = table
+    manifest.write_text(tomlkit.dumps(doc))
+    return root
+
+
+def taken_ids(project: Path) -> set[str]:
+    """Every patch id under ``project/patchsets`` (ids are unique across sets)."""
+    return {p.stem for p in (project / "patchsets").glob("*/patches/*.toml")}
+
+
+def free_id(name: str, taken: set[str]) -> str:
+    base = re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-._") or "imported"
+    candidate, n = base, 2
+    while candidate in taken:
+        candidate, n = f"{base}-{n}", n + 1
+    taken.add(candidate)
+    return candidate
+
+
+def write(root: Path, entry: Entry) -> Path:
+    """Write one patch (its diff, metadata and origin files); returns the diff's path."""
+    patches = root / "patches"
+    patch_file = patches / f"{entry.patch_id}.patch"
+    patch_file.write_bytes(entry.diff)
+    (patches / f"{entry.patch_id}.toml").write_text(tomlkit.dumps(_meta_doc(entry)))
+    origin = root / "origin" / entry.patch_id
+    origin.mkdir(parents=True, exist_ok=True)
+    for item in entry.origin:
+        (origin / item.name).write_bytes(item.content)
+    return patch_file
+
+
+def _meta_doc(entry: Entry) -> Any:
+    meta = entry.meta
+    why = meta.why or f"Imported from {entry.imported['source']} ({entry.imported['form']})."
+    doc = tomlkit.document()
+    doc.update(
+        {
+            "id": entry.patch_id,
+            "title": meta.title or entry.patch_id,
+            "target": entry.target,
+            "why": why,
+            "author": meta.author,
+            "issues": list(meta.issues),
+            "prs": list(meta.prs),
+            "status": entry.status,
+            "merged_in": entry.merged_in,
+        }
+    )
+    if entry.pending:
+        doc["history"] = {"pending": entry.pending}
+    imported = tomlkit.table()
+    imported.update(entry.imported)
+    if meta.date:
+        imported["date"] = meta.date
+    if meta.fields:
+        imported["fields"] = dict(meta.fields)
+    doc["imported"] = imported
+    return doc
+
+
+def append_series(root: Path, ids: Sequence[str]) -> None:
+    manifest = root / MANIFEST
+    doc = tomlkit.parse(manifest.read_text())
+    series = doc["patchset"]["series"]
+    for patch_id in ids:
+        series.append(patch_id)
+    manifest.write_text(tomlkit.dumps(doc))

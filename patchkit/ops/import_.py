@@ -1,0 +1,213 @@
+"""``patchkit import SOURCE... --target T --into SET``: the patches people already carry made
+into a patch set. Per source: its form (told from content), its base (by blob ids, or by trying
+releases, bounded), the outcome when carried to the lock, and the patch written with its
+metadata and the original files beside it. Never writes to a target tree; never runs what it
+imports."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from patchkit.diffparse import FilePatch, parse_diff
+from patchkit.errors import PatchkitError
+from patchkit.gitrepo import GitRepo
+from patchkit.importers import writer
+from patchkit.importers.base import BaseFound, find_base
+from patchkit.importers.carry import Carried, carry
+from patchkit.importers.detect import read_source
+from patchkit.importers.model import Candidate
+from patchkit.importers.releases import Releases, from_index, from_repository
+from patchkit.model import LockEntry, Outcome, SourceKind
+
+
+@dataclass(frozen=True)
+class ImportedPatch:
+    source: str  # the file or directory it came from
+    form: str  # the form told from its content ("container-mod", "git-diff", ...)
+    name: str  # the patch id written, or the name it would have had
+    written: bool  # False: refused, or nothing left to import
+    base: str | None  # the release or commit it applies at exactly; None when not found
+    base_how: str  # how that was found (or what was tried)
+    outcome: str  # at the lock: applied, carried, upstreamed, conflict, ..., or "refused"
+    step: str
+    message: str
+    files: tuple[str, ...]
+    untranslated: tuple[str, ...]  # steps of the source not turned into the patch
+    diff: bytes  # what was written (at the lock; at the base when it does not apply there)
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    target: str
+    lock: str  # "0.19.0 (2a69949bd)"
+    set_name: str
+    set_root: Path
+    patches: tuple[ImportedPatch, ...]
+    fetched: tuple[str, ...]  # releases fetched to find bases
+
+    @property
+    def ok(self) -> bool:
+        good = {o.value for o in Outcome if o.ok}
+        return all(p.outcome in good for p in self.patches)
+
+
+def open_releases(entry: LockEntry) -> Releases:
+    """The releases of ``entry``'s source that bases are looked for among."""
+    if entry.source.kind is SourceKind.INDEX:
+        return from_index(entry)
+    if entry.source.kind is SourceKind.PATH and entry.source.path:
+        return from_repository(GitRepo(Path(entry.source.path)), entry.commit, entry.version)
+    from patchkit.sources import GitMirror
+
+    mirror = GitMirror(entry.name, entry.source.url or entry.repository)
+    mirror.ensure_commit(entry.commit)
+    return from_repository(mirror.repo, entry.commit, entry.version)
+
+
+def import_patches(
+    *,
+    project: Path,
+    entry: LockEntry,
+    sources: Sequence[str],
+    into: str,
+    base: str | None = None,
+    max_fetch: int = 2,
+    releases: Releases | None = None,
+    dry_run: bool = False,
+) -> ImportReport:
+    """Import every patch in ``sources`` into set ``into`` (made if new) of ``project``."""
+    candidates = [c for s in sources for c in read_source(s, entry.name)]
+    own = releases is None
+    releases = releases or open_releases(entry)
+    try:
+        results = [_one(c, entry, releases, base, max_fetch) for c in candidates]
+    finally:
+        if own:
+            releases.repo.close()
+    root = project / "patchsets" / into
+    if not dry_run and any(r[2] is not None for r in results):
+        root = writer.set_root(project, into, entry.name)
+        results = _write(project, root, entry, results)
+    lock = f"{entry.version} ({entry.commit})"
+    patches = tuple(_report(c, found, carried, written) for c, found, carried, written in results)
+    return ImportReport(entry.name, lock, into, root, patches, tuple(releases.fetched))
+
+
+_Result = tuple[Candidate, BaseFound | None, Carried | None, str | None]
+
+
+def _one(
+    candidate: Candidate, entry: LockEntry, releases: Releases, base: str | None, budget: int
+) -> _Result:
+    if candidate.refused:
+        return candidate, None, None, None
+    try:
+        patches = _parsed(candidate)
+        found = find_base(releases, patches, candidate.edits, given=base, budget=budget)
+        carried = carry(candidate, found.release, releases, entry.name)
+    except PatchkitError as exc:
+        return replace(candidate, refused=exc.message), None, None, None
+    return candidate, found, carried, _name_if_kept(candidate, carried)
+
+
+def _parsed(candidate: Candidate) -> tuple[FilePatch, ...] | None:
+    if candidate.diff is None:
+        return None
+    return parse_diff(candidate.diff, candidate.source)
+
+
+def _name_if_kept(candidate: Candidate, carried: Carried) -> str | None:
+    return candidate.name if (carried.at_lock or carried.at_base) else None
+
+
+def _write(project: Path, root: Path, entry: LockEntry, results: list[_Result]) -> list[_Result]:
+    taken = writer.taken_ids(project)
+    out: list[_Result] = []
+    ids = []
+    for candidate, found, carried, name in results:
+        if name is None or carried is None or found is None:
+            out.append((candidate, found, carried, None))
+            continue
+        patch_id = writer.free_id(name, taken)
+        writer.write(root, _entry(patch_id, entry, candidate, found, carried))
+        ids.append(patch_id)
+        out.append((candidate, found, carried, patch_id))
+    writer.append_series(root, ids)
+    return out
+
+
+def _entry(
+    patch_id: str, entry: LockEntry, candidate: Candidate, found: BaseFound, carried: Carried
+) -> writer.Entry:
+    outcome = carried.outcome
+    merged = outcome is Outcome.UPSTREAMED
+    imported = {
+        "form": candidate.form.value,
+        "source": str(candidate.source),
+        "base": found.release.label if found.release else "",
+        "base_commit": found.release.commit if found.release else "",
+        "base_how": found.how,
+        "outcome": outcome.value,
+    }
+    if candidate.untranslated:
+        imported["untranslated"] = "\n".join(candidate.untranslated)
+    pending = ""
+    if not outcome.ok:
+        pending = f"{outcome.value} at {entry.version} on import: {carried.message}".strip(": ")
+    return writer.Entry(
+        patch_id=patch_id,
+        target=entry.name,
+        diff=carried.at_lock or carried.at_base,
+        meta=candidate.meta,
+        imported=imported,
+        origin=candidate.origin,
+        status="merged" if merged else "local",
+        merged_in=entry.version if merged else "",
+        pending=pending,
+    )
+
+
+def _report(
+    candidate: Candidate, found: BaseFound | None, carried: Carried | None, written: str | None
+) -> ImportedPatch:
+    if carried is None or found is None:
+        return ImportedPatch(
+            str(candidate.source),
+            candidate.form.value,
+            candidate.name,
+            False,
+            None,
+            "",
+            "refused",
+            "none",
+            candidate.refused,
+            (),
+            candidate.untranslated,
+            b"",
+        )
+    diff = carried.at_lock or carried.at_base
+    message = carried.message or "; ".join(
+        f"{d.path} {d.hunk}: {d.reason}" for d in carried.details
+    )
+    return ImportedPatch(
+        str(candidate.source),
+        candidate.form.value,
+        written or candidate.name,
+        written is not None,
+        found.release.label if found.release else None,
+        found.how,
+        carried.outcome.value,
+        carried.step.value,
+        message,
+        _files(diff or candidate.diff, candidate),
+        candidate.untranslated,
+        diff,
+    )
+
+
+def _files(diff: bytes | None, candidate: Candidate) -> tuple[str, ...]:
+    if not diff:
+        return candidate.paths
+    return tuple(p for fp in parse_diff(diff, candidate.source) for p in fp.paths)

@@ -1,0 +1,190 @@
+"""``patchkit import`` on each source form, on a three-release stand-in for vLLM."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from patchkit.patchset import load_patchset, read_toml
+from tests.builders import run_git
+from tests.conftest import dedent
+from tests.importers.conftest import MODEL_V11, Releases3
+
+SITE = "usr/local/lib/python3.12/dist-packages"
+
+
+def _site_diff(old: str, new: str, path: str = "vllm/model.py") -> str:
+    """A diff as a container mod carries it: site-packages paths, no git headers, no index."""
+    import difflib
+
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        f"a/{SITE}/{path}",
+        f"b/{SITE}/{path}",
+    )
+    return "".join(lines)
+
+
+def test_mod_with_site_packages_paths_is_mapped_and_applies_at_the_lock(
+    releases3: Releases3, tmp_path: Path
+) -> None:
+    lock_text = releases3.file_at("v1.2", "vllm/model.py")
+    mod = tmp_path / "mods" / "fix-run"
+    mod.mkdir(parents=True)
+    (mod / "fix.patch").write_text(_site_diff(lock_text, lock_text.replace("return 2", "return 3")))
+    (mod / "run.sh").write_text(
+        dedent(
+            """
+            #!/bin/bash
+            # Make run() return 3 on GB10.
+            # See https://github.com/vllm-project/vllm/issues/123
+            set -e
+            patch -p1 -d / < /workspace/mods/fix-run/fix.patch
+            pip install --no-deps triton==3.6
+            """
+        )
+    )
+    report = releases3.import_(mod)
+    [patch] = report.patches
+    assert (patch.form, patch.outcome, patch.base) == ("container-mod", "applied", "1.2")
+    assert patch.files == ("vllm/model.py",)
+    assert patch.untranslated == ("line 6: pip install --no-deps triton==3.6",)
+    root = releases3.set_dir()
+    diff = (root / "patches" / "fix-run.patch").read_text()
+    assert "+++ b/vllm/model.py" in diff and "+        return 3" in diff
+    meta = read_toml(root / "patches" / "fix-run.toml")
+    assert meta["title"] == "Make run() return 3 on GB10."
+    assert meta["issues"] == ["https://github.com/vllm-project/vllm/issues/123"]
+    assert (root / "origin" / "fix-run" / "run.sh").read_bytes() == (mod / "run.sh").read_bytes()
+    assert load_patchset(root).patches[0].id == "fix-run"  # a set patchkit can load
+
+
+def test_abbreviated_index_finds_its_base_among_releases_and_is_carried(
+    releases3: Releases3, tmp_path: Path
+) -> None:
+    up = releases3.upstream.path
+    run_git(up, "checkout", "-q", "v1.1")
+    (up / "vllm" / "model.py").write_text(MODEL_V11.replace("self.b = None", "self.b = []"))
+    diff = run_git(up, "diff")  # abbreviated index line, as people paste them
+    run_git(up, "checkout", "-q", "--", ".")
+    run_git(up, "checkout", "-q", "main")
+    assert b"index " in diff and b".." in diff
+    (tmp_path / "b.patch").write_bytes(diff)
+    report = releases3.import_(tmp_path / "b.patch")
+    [patch] = report.patches
+    assert patch.form == "git-diff"
+    assert patch.base == "v1.1"
+    assert patch.base_how.startswith("index lines match v1.1")
+    assert patch.outcome == "carried"  # v1.2 moved the lines: carried to the lock
+    written = (releases3.set_dir() / "patches" / "b.patch").read_text()
+    lock_blob = run_git(up, "rev-parse", "v1.2:vllm/model.py").decode().strip()
+    assert f"index {lock_blob}.." in written  # full index, at the lock
+    meta = read_toml(releases3.set_dir() / "patches" / "b.toml")
+    assert meta["imported"]["base"] == "v1.1"
+
+
+def test_replace_script_with_fstring_loop(releases3: Releases3, tmp_path: Path) -> None:
+    script = tmp_path / "fix_fields.py"
+    script.write_text(
+        dedent(
+            '''
+            """Initialise the model's fields to 0 (https://github.com/vllm-project/vllm/pull/77)."""
+            import vllm, os
+
+            PATH = os.path.join(os.path.dirname(vllm.__file__), "model.py")
+            with open(PATH) as f:
+                code = f.read()
+            for name in ["a", "b"]:
+                old = f"self.{name} = None"
+                new = f"self.{name} = 0  # " + "was None"
+                assert old in code, f"{name} not found"
+                code = code.replace(old, new)
+            with open(PATH, "w") as f:
+                f.write(code)
+            '''
+        )
+    )
+    report = releases3.import_(script)
+    [patch] = report.patches
+    assert (patch.form, patch.outcome, patch.base) == ("replace-script", "applied", "1.2")
+    diff = (releases3.set_dir() / "patches" / "fix_fields.patch").read_text()
+    assert (
+        "+        self.a = 0  # was None\n" in diff and "+        self.b = 0  # was None\n" in diff
+    )
+    meta = read_toml(releases3.set_dir() / "patches" / "fix_fields.toml")
+    assert meta["prs"] == ["https://github.com/vllm-project/vllm/pull/77"]
+
+
+def test_dynamic_script_is_refused_and_nothing_written(
+    releases3: Releases3, tmp_path: Path
+) -> None:
+    script = tmp_path / "dyn.py"
+    script.write_text(
+        dedent(
+            """
+            import sys
+            path = sys.argv[1]
+            code = open(path).read()
+            code = code.replace("return 2", "return 3")
+            open(path, "w").write(code)
+            """
+        )
+    )
+    report = releases3.import_(script)
+    [patch] = report.patches
+    assert patch.outcome == "refused" and not patch.written
+    assert "line 2" in patch.message and "sys.argv[1]" in patch.message
+    assert not releases3.set_dir().exists()
+
+
+def test_script_calling_its_own_function_is_refused(releases3: Releases3, tmp_path: Path) -> None:
+    script = tmp_path / "fn.py"
+    script.write_text("def patch(p):\n    pass\n\npatch('/x')\n")
+    [patch] = releases3.import_(script).patches
+    assert patch.outcome == "refused" and "defines patch()" in patch.message
+
+
+def test_quilt_series_with_dep3_headers(releases3: Releases3, tmp_path: Path) -> None:
+    util = releases3.file_at("v1.2", "vllm/util.py")
+    quilt = tmp_path / "debian"
+    (quilt / "patches").mkdir(parents=True)
+    header = dedent(
+        """
+        Description: helper adds two
+         The helper is off by one on GB10.
+        Origin: vendor, https://example.com/fix
+        Bug: https://github.com/vllm-project/vllm/issues/555
+        Forwarded: no
+        Author: Dev One <one@example.com>
+        Last-Update: 2026-01-02
+        ---
+        """
+    )
+    diff = _site_diff(util, util.replace("x + 1", "x + 2"), "vllm/util.py")
+    diff = diff.replace(f"{SITE}/", "")  # a quilt patch: a/vllm/util.py
+    (quilt / "patches" / "helper.patch").write_text(header + diff)
+    (quilt / "patches" / "series").write_text("# the stack\nhelper.patch -p1\n")
+    [patch] = releases3.import_(quilt).patches
+    assert (patch.form, patch.outcome) == ("quilt-series", "applied")
+    meta = read_toml(releases3.set_dir() / "patches" / "helper.toml")
+    assert meta["title"] == "helper adds two"
+    assert meta["why"] == "The helper is off by one on GB10."
+    assert meta["author"] == "Dev One <one@example.com>"
+    assert meta["issues"] == ["https://github.com/vllm-project/vllm/issues/555"]
+    assert meta["imported"]["fields"]["Origin"] == "vendor, https://example.com/fix"
+    assert meta["imported"]["fields"]["Forwarded"] == "no"
+
+
+def test_already_upstream_script_is_reported_not_written(
+    releases3: Releases3, tmp_path: Path
+) -> None:
+    script = tmp_path / "old.py"
+    path = f"/{SITE}/vllm/model.py"
+    script.write_text(
+        f"code = open({path!r}).read()\n"
+        "code = code.replace('return 1', 'return 2')\n"
+        f"open({path!r}, 'w').write(code)\n"
+    )
+    [patch] = releases3.import_(script, max_fetch=0).patches
+    # v1.0 holds "return 1": the base is found there, and at the lock it is already in
+    assert patch.base == "v1.0" and patch.outcome == "upstreamed"
