@@ -93,6 +93,8 @@ class PatchMeta:
     pr_scope: str | None = None  # FlashInfer conventional-commit type(scope)
     notes: str = ""  # what remains unproven, caveats
     history: PatchHistory = PatchHistory()
+    # A rewrite's files, declared so they are known without importing it; () = not declared
+    files: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

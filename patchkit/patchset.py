@@ -5,11 +5,9 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
+import sys
+from pathlib import Path, PurePosixPath
 from typing import Any
-
-import tomlkit
-import tomlkit.exceptions
 
 from patchkit.errors import ConfigError
 from patchkit.model import (
@@ -27,10 +25,24 @@ KIND_BY_SUFFIX = {".patch": PatchKind.DIFF, ".diff": PatchKind.DIFF, ".py": Patc
 
 
 def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file as plain data (the standard library's reader: files patchkit only reads
+    never cost tomlkit's import; it is for files written back with their comments kept)."""
     try:
-        return tomlkit.parse(path.read_text()).unwrap()
+        text = path.read_text()
     except FileNotFoundError:
         raise ConfigError(f"{path} does not exist") from None
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    import tomlkit  # pragma: no cover (Python 3.10)
+    import tomlkit.exceptions
+
+    try:
+        return tomlkit.parse(text).unwrap()
     except tomlkit.exceptions.ParseError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
 
@@ -95,6 +107,21 @@ def _patch_file(raw: dict[str, Any], meta_path: Path, patch_id: str) -> tuple[Pa
     return found[0].resolve(), kind
 
 
+def _files(raw: dict[str, Any], path: Path, kind: PatchKind) -> tuple[str, ...]:
+    """``files``: the repository paths a rewrite may change, so that the files a patch touches
+    are known without importing it (checked against the rewrite whenever it runs)."""
+    files = _strs(raw, "files", path)
+    if files and kind is not PatchKind.REWRITE:
+        raise ConfigError(f"{path}: key 'files' is for rewrites; a diff names its own files")
+    for name in files:
+        pure = PurePosixPath(name)
+        if not name or pure.is_absolute() or ".." in pure.parts or "\\" in name:
+            raise ConfigError(f"{path}: files: {name!r} is not a relative path inside the tree")
+    if len(set(files)) != len(files):
+        raise ConfigError(f"{path}: files lists a path twice")
+    return files
+
+
 def load_patch(meta_path: Path, set_name: str, targets: tuple[str, ...]) -> PatchMeta:
     raw = read_toml(meta_path)
     patch_id = _str(raw, "id", meta_path)
@@ -131,6 +158,7 @@ def load_patch(meta_path: Path, set_name: str, targets: tuple[str, ...]) -> Patc
         requires=_strs(raw, "requires", meta_path),
         tests=_tests(raw, meta_path),
         optional=bool(raw.get("optional", False)),
+        files=_files(raw, meta_path, kind),
         pr_tags=tuple(pr.get("tags", ())),
         pr_scope=pr.get("scope") or None,
         notes=_str(raw, "notes", meta_path, default=""),

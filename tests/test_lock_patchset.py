@@ -146,3 +146,34 @@ def test_patch_with_no_file_beside_its_metadata_is_refused(tmp_path: Path) -> No
     s = demo_set(tmp_path)
     (s.set_root / "patches" / "p2.patch").unlink()
     config_error(load_patchset, s.set_root, "p2.toml", "found none")
+
+
+@pytest.mark.parametrize(
+    ("files", "fragments"),
+    [
+        ('["../outside.py"]', ("files", "'../outside.py'")),
+        ('["/abs.py"]', ("files", "'/abs.py'")),
+        ('["a.py", "a.py"]', ("files", "twice")),
+        ('"a.py"', ("'files'", "list of strings")),
+    ],
+    ids=["parent", "absolute", "twice", "not-a-list"],
+)
+def test_bad_rewrite_files_are_refused(tmp_path: Path, files: str, fragments: tuple) -> None:
+    s = demo_set(tmp_path)
+    s.project.add_rewrite("rw", "# not imported to load its metadata\n")
+    s.set_series(["p1", "p2", "rw"])
+    meta = s.set_root / "patches" / "rw.toml"
+    meta.write_text(meta.read_text() + f"files = {files}\n")
+    config_error(load_patchset, s.set_root, "rw.toml", *fragments)
+
+
+def test_rewrite_files_load_and_a_diff_may_not_declare_them(tmp_path: Path) -> None:
+    s = demo_set(tmp_path)
+    s.project.add_rewrite("rw", "raise SystemExit('a rewrite is never imported to load it')\n")
+    s.set_series(["p1", "p2", "rw"])
+    rw = s.set_root / "patches" / "rw.toml"
+    rw.write_text(rw.read_text() + 'files = ["pkg/a.py", "b.py"]\n')
+    assert [p.files for p in s.patches()] == [(), (), ("pkg/a.py", "b.py")]
+    p1 = s.set_root / "patches" / "p1.toml"
+    p1.write_text(p1.read_text() + 'files = ["a.txt"]\n')
+    config_error(load_patchset, s.set_root, "p1.toml", "for rewrites")
