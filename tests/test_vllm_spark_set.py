@@ -21,7 +21,7 @@ SET = Path(__file__).resolve().parent.parent / "patchsets" / "vllm-spark"
 PATCHES = SET / "patches"
 REAL_CACHE = os.environ.get("PATCHKIT_CACHE") or platformdirs.user_cache_dir("patchkit")
 META_KEYS = {"id", "title", "target", "why", "author", "issues", "prs", "status", "merged_in",
-             "requires", "optional", "notes", "pr", "tests", "history"}  # fmt: skip
+             "requires", "files", "optional", "notes", "pr", "tests", "history"}  # fmt: skip
 
 
 def rewrites(patch_id: str) -> list[type[Rewrite]]:
@@ -60,6 +60,7 @@ def test_patch_metadata_and_files(patch_id: str) -> None:
         if test["where"] == "set":
             assert (SET / test["node"].split("::")[0]).is_file(), test["node"]
     assert rewrites(patch_id)
+    assert set(meta["files"]) == {cls.path for cls in rewrites(patch_id)}
 
 
 # -- mamba-prefix-spec-buffers ----------------------------------------------------------------
