@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sys
 from pathlib import Path, PurePosixPath
@@ -239,3 +240,8 @@ def select_patches(
         for p in patches
         if p.id in include or (not p.optional and p.status is not retired and not p.history.pending)
     ]
+
+
+def patch_digest(meta: PatchMeta) -> str:
+    """The sha256 of a patch's file: what verification records and state are keyed by."""
+    return hashlib.sha256(meta.file.read_bytes()).hexdigest()

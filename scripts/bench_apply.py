@@ -34,9 +34,9 @@ sys.path.insert(0, str(ROOT))
 CHILD = """
 import json, sys, time
 from pathlib import Path
-from patchkit.apply import apply
-from patchkit.context import blobs_for, load_project
-from patchkit.tree import checkout_tree
+from patchkit.ops.apply import apply
+from patchkit.ops.context import blobs_for, load_project
+from patchkit.workspace.tree import checkout_tree
 project = load_project(Path(sys.argv[1]))
 entry = project.entry(sys.argv[2])
 patches = project.patches(sys.argv[2])
@@ -47,7 +47,7 @@ report = apply(tree=tree, entry=entry, patches=patches, blobs=blobs)
 elapsed = time.perf_counter() - started
 again = None
 if sys.argv[4:] == ["again"]:  # reset, then apply once more in this process
-    from patchkit.reset import reset
+    from patchkit.ops.reset import reset
     reset(tree=tree)
     started = time.perf_counter()
     apply(tree=tree, entry=entry, patches=patches, blobs=blobs)
@@ -67,17 +67,17 @@ def child_apply(target: str, tree: Path, *extra: str) -> dict:
 
 
 def reset(target: str, tree: Path) -> None:
-    from patchkit.reset import reset as do_reset
-    from patchkit.tree import checkout_tree
+    from patchkit.ops.reset import reset as do_reset
+    from patchkit.workspace.tree import checkout_tree
 
     do_reset(tree=checkout_tree(tree, target))
 
 
 def series_diff(target: str, tree: Path) -> bytes:
-    from patchkit.apply import upstream_view
-    from patchkit.context import blobs_for, load_project
-    from patchkit.show import show
-    from patchkit.tree import checkout_tree
+    from patchkit.ops.apply import upstream_view
+    from patchkit.ops.context import blobs_for, load_project
+    from patchkit.ops.show import show
+    from patchkit.workspace.tree import checkout_tree
 
     project = load_project(ROOT)
     entry = project.entry(target)
@@ -99,8 +99,8 @@ def time_git_apply(tree: Path, diff_file: Path, repeat: int) -> list[float]:
 
 
 def bench_target(target: str, repeat: int, work: Path, cache: Path) -> dict[str, float]:
-    from patchkit.context import load_project
-    from patchkit.sources import UpstreamRepo, fetch
+    from patchkit.ops.context import load_project
+    from patchkit.upstream.sources import UpstreamRepo, fetch
 
     tree = fetch(load_project(ROOT).entry(target), into=work / target).path
     diff_file = work / f"{target}.diff"

@@ -222,7 +222,7 @@ def _patchkit_port() -> tuple[Callable, type[Exception]]:
     try:
         module = importlib.import_module("patchkit.ops.port")  # the layered layout
     except ImportError:
-        module = importlib.import_module("patchkit.port")
+        module = importlib.import_module("patchkit.ops.port")
     return module.port, PatchkitError
 
 

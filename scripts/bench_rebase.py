@@ -19,9 +19,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from patchkit.bisect import IndexHistory, open_history
-from patchkit.context import load_project
-from patchkit.rebase import RebaseReport, abort_rebase, rebase
+from patchkit.engine.bisect import IndexHistory, open_history
+from patchkit.ops.context import load_project
+from patchkit.ops.rebase import RebaseReport, abort_rebase, rebase
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -87,9 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sets = args.sets or ["vllm-spark"]
     if args.cold:
-        import patchkit.rewrite
+        import patchkit.engine.rewrite
 
-        patchkit.rewrite._cache_load = lambda *a: None
+        patchkit.engine.rewrite._cache_load = lambda *a: None
     versions = fetch_all(args.target, args.onto)
     print(f"{len(versions)} release(s) after the lock: {', '.join(versions)}")
     matrix: dict[str, RebaseReport] = {}

@@ -12,7 +12,7 @@ from pathlib import Path
 import platformdirs
 import pytest
 
-from tests.builders import Upstream
+from testing.builders import Upstream
 
 # Taken before the hermetic fixture points PATCHKIT_CACHE and HOME elsewhere: tests on real
 # source releases keep them in the real cache (outside the repository), so runs reuse them.
@@ -57,7 +57,7 @@ def dedent(text: str) -> str:
 
 @pytest.fixture
 def real_cache(monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Use the real cache, for tests on real upstream source releases (marked network)."""
+    """Use the real cache, for tests on real upstream source releases (marked upstream)."""
     monkeypatch.setenv("PATCHKIT_CACHE", REAL_CACHE)
     return Path(REAL_CACHE)
 
@@ -65,11 +65,19 @@ def real_cache(monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def real_tree(real_cache: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
     """A throwaway worktree of a real target at its locked release: ``real_tree("vllm")``."""
-    from patchkit.context import load_project
-    from patchkit.sources import fetch
+    from patchkit.ops.context import load_project
+    from patchkit.upstream.sources import fetch
 
     def make(target: str) -> Path:
         entry = load_project(PROJECT_ROOT).entry(target)
         return fetch(entry, into=tmp_path / target).path
 
     return make
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test on real upstream source releases is marked ``upstream`` (so ``-m "not upstream"``
+    runs the fast tests alone), whether it says so or only asks for the real cache."""
+    for item in items:
+        if "real_cache" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.upstream)

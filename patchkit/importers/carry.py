@@ -3,7 +3,7 @@
 At the base the patch becomes a full-index diff (the source's abbreviated or missing index
 lines replaced by the base's blob ids; a script's edits made into a diff), so rebase and
 export can always find its base blobs. That diff is then run on the lock through the same
-engine ``apply`` and ``rebase`` use (:func:`patchkit.series.run_patch`): exact, by unique
+engine ``apply`` and ``rebase`` use (:func:`patchkit.engine.series.run_patch`): exact, by unique
 context, or three-way from the base blobs. Everything happens in memory, on blobs; nothing is
 written to any tree.
 """
@@ -15,8 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from patchkit.diffparse import parse_diff
-from patchkit.difftext import unified_diff
+from patchkit.engine.deltas import change_deltas
+from patchkit.engine.diffparse import parse_diff
+from patchkit.engine.difftext import unified_diff
+from patchkit.engine.series import Blobs, Overlay, run_patch
 from patchkit.importers.base import Reader, reader
 from patchkit.importers.model import Candidate, FileEdits
 from patchkit.importers.releases import Release, Releases
@@ -29,8 +31,6 @@ from patchkit.model import (
     PatchResult,
     Step,
 )
-from patchkit.series import Blobs, Overlay, run_patch
-from patchkit.show import change_deltas
 
 
 @dataclass(frozen=True)

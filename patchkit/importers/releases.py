@@ -18,7 +18,7 @@ from packaging.version import InvalidVersion, Version
 from patchkit.errors import SourceError
 from patchkit.gitrepo import GitRepo
 from patchkit.model import LockEntry
-from patchkit.sources import ReleaseStore, available_releases, package_of
+from patchkit.upstream.sources import ReleaseStore, available_releases, package_of
 
 
 @dataclass(frozen=True)

@@ -1,1 +1,1 @@
-"""One module per verb: a typed function with keyword-only arguments returning a result."""
+"""One module per verb: a typed function with keyword-only arguments returning a result value."""

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from patchkit.diffparse import FilePatch, parse_diff
+from patchkit.engine.diffparse import FilePatch, parse_diff
 from patchkit.errors import PatchkitError
 from patchkit.gitrepo import GitRepo
 from patchkit.importers import writer
@@ -59,7 +59,7 @@ def open_releases(entry: LockEntry) -> Releases:
         return from_index(entry)
     if entry.source.kind is SourceKind.PATH and entry.source.path:
         return from_repository(GitRepo(Path(entry.source.path)), entry.commit, entry.version)
-    from patchkit.sources import GitMirror
+    from patchkit.upstream.sources import GitMirror
 
     mirror = GitMirror(entry.name, entry.source.url or entry.repository)
     mirror.ensure_commit(entry.commit)

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from patchkit.context import load_project
-from patchkit.lock import move_lock
 from patchkit.model import LockEntry
+from patchkit.ops.context import load_project
 from patchkit.ops.import_ import ImportReport, import_patches
-from tests.builders import Project, Upstream, run_git
+from patchkit.upstream.lock import move_lock
+from testing.builders import Project, Upstream, run_git
 
 MODEL_V10 = "class Model:\n    def __init__(self):\n        self.a = None\n        self.b = None\n\n    def run(self):\n        return 1\n"
 MODEL_V11 = MODEL_V10.replace("return 1", "return 2")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from patchkit.patchset import load_patchset, read_toml
-from tests.builders import run_git
+from testing.builders import run_git
 from tests.conftest import dedent
 from tests.importers.conftest import MODEL_V11, Releases3
 

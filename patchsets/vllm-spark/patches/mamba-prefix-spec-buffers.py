@@ -17,7 +17,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from patchkit.rewrite import Rewrite
+from patchkit.engine.rewrite import Rewrite
 
 BUILDER = "BaseMambaAttentionMetadataBuilder"
 INIT = f"{BUILDER}.__init__"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from patchkit.rewrite import Rewrite
+from patchkit.engine.rewrite import Rewrite
 
 ANCHOR = "MambaMixer2.__init__"
 FAMILY = m.Call(func=m.Attribute(attr=m.Name("is_device_capability_family")))

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from patchkit.rewrite import Rewrite
+from patchkit.engine.rewrite import Rewrite
 
 LOWER = (9, 0)
 OLD_UPPER = (11, 0)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from patchkit.rewrite import Rewrite
+from patchkit.engine.rewrite import Rewrite
 
 ANCHOR = "GPUModelRunner._warmup_and_capture"
 DUMMY_RUN = m.Call(func=m.Attribute(value=m.Name("self"), attr=m.Name("_dummy_run")))

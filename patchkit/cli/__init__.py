@@ -1,0 +1,246 @@
+"""The command line: a thin layer over the plain Python API. Parses arguments, builds the real
+objects once (project, tree, blob sources), calls one function, renders its result. Expected
+errors become a message and a documented exit code; never a traceback."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from patchkit import __version__
+from patchkit.cli.render import err_console
+from patchkit.errors import EXIT_CODES, PatchkitError
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    arguments: str  # "module:function" adding the command's arguments to its parser
+    handler: str  # "module:function" taking the parsed arguments, returning the exit code
+
+
+COMMANDS = (
+    Command(
+        "fetch",
+        "materialise the locked upstream tree in the cache",
+        "patchkit.cli:target_args",
+        "patchkit.cli.handlers:fetch_cmd",
+    ),
+    Command(
+        "apply",
+        "apply the patch sets to a tree, all or nothing",
+        "patchkit.cli:apply_args",
+        "patchkit.cli.handlers:apply_cmd",
+    ),
+    Command(
+        "status",
+        "per patch: applied / not applied / modified, and last verification",
+        "patchkit.cli:tree_args",
+        "patchkit.cli.handlers:status_cmd",
+    ),
+    Command(
+        "reset",
+        "restore every patched file to its upstream bytes",
+        "patchkit.cli:reset_args",
+        "patchkit.cli.handlers:reset_cmd",
+    ),
+    Command(
+        "show",
+        "print the unified diff a patch makes on the locked tree",
+        "patchkit.cli:show_args",
+        "patchkit.cli.handlers:show_cmd",
+    ),
+    Command(
+        "record",
+        "turn edits in a checkout into a diff patch, or refresh one",
+        "patchkit.cli:record_args",
+        "patchkit.cli.handlers:record_cmd",
+    ),
+    Command(
+        "verify",
+        "run each patch's own tests against the patched tree; record the result",
+        "patchkit.cli.verify:add_verify_args",
+        "patchkit.cli.verify:verify_cmd",
+    ),
+    Command(
+        "rebase",
+        "move the lock to a new upstream commit or release and carry every patch along",
+        "patchkit.cli.rebase:add_rebase_args",
+        "patchkit.cli.rebase:rebase_cmd",
+    ),
+    Command(
+        "port",
+        "apply one diff made at a base commit to a checkout at any commit (rebase's plumbing)",
+        "patchkit.cli.port:add_port_args",
+        "patchkit.cli.port:port_cmd",
+    ),
+    Command(
+        "import",
+        "turn the patches people carry (run.sh mods, replace scripts, diffs, series) into a set",
+        "patchkit.cli.import_:add_import_args",
+        "patchkit.cli.import_:import_cmd",
+    ),
+    Command(
+        "export-pr",
+        "one upstream-ready branch per patch, with its commit message and PR text",
+        "patchkit.cli.export:add_export_args",
+        "patchkit.cli.export:export_cmd",
+    ),
+)
+
+
+def target_args(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    parser.add_argument("--target", "-t", required=required, help="vllm, flashinfer, ...")
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        metavar="NAME",
+        help="patch set to use (repeatable; default: all under patchsets/)",
+    )
+    parser.add_argument(
+        "--project",
+        type=Path,
+        default=Path.cwd(),
+        help="the patch repository (holds upstream.lock); default: current dir",
+    )
+
+
+def tree_args(parser: argparse.ArgumentParser) -> None:
+    target_args(parser)
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--checkout", type=Path, help="a target checkout (default: the cache's)")
+    where.add_argument(
+        "--installed",
+        action="store_true",
+        help="the installed distribution of the target (in site-packages) instead",
+    )
+    parser.add_argument(
+        "--python",
+        default=sys.executable,
+        metavar="PATH",
+        help="the interpreter whose installed package (--installed) or tests (--verify) to use",
+    )
+    parser.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="PATCH",
+        help="also use this opt-in patch (repeatable)",
+    )
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def apply_args(parser: argparse.ArgumentParser) -> None:
+    tree_args(parser)
+    parser.add_argument(
+        "--allow-dirty",
+        action="store_true",
+        help="patch files that have uncommitted changes (reset restores them)",
+    )
+    parser.add_argument(
+        "--allow-other-commit",
+        action="store_true",
+        help="apply to a tree at another upstream commit (three-way merges)",
+    )
+    parser.add_argument(
+        "--verify", action="store_true", help="then run each patch's tests and record the result"
+    )
+
+
+def reset_args(parser: argparse.ArgumentParser) -> None:
+    tree_args(parser)
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="reset files edited after apply too, saving the edits aside first",
+    )
+
+
+def show_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("patch", help="patch id")
+    target_args(parser, required=False)
+    parser.add_argument("--checkout", type=Path, help="show against this checkout instead")
+
+
+def record_args(parser: argparse.ArgumentParser) -> None:
+    tree_args(parser)
+    parser.add_argument("--patch", required=True, help="id of the new patch, or one to refresh")
+    parser.add_argument("--title", default="")
+    parser.add_argument("--why", default="", help="the bug, in a sentence or two")
+    parser.add_argument("--author", default="")
+    parser.add_argument("--into", metavar="SET", help="patch set to add a new patch to")
+    parser.add_argument("paths", nargs="*", help="only these files (default: every edited file)")
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with ``only``, the arguments of that one command alone, so a run
+    imports the modules its command needs and no others (rebase's index client, export's...)."""
+    parser = argparse.ArgumentParser(
+        prog="patchkit",
+        description="Keep downstream source patches for vLLM and FlashInfer alive.",
+        epilog="exit codes: " + "; ".join(f"{k} {v}" for k, v in EXIT_CODES.items()),
+    )
+    parser.add_argument("--version", action="version", version=f"patchkit {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log git commands")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        parser_ = sub.add_parser(command.name, help=command.help, description=command.help)
+        if only is None or only == command.name:
+            _resolve(command.arguments)(parser_)
+        parser_.set_defaults(handler=command.handler)
+    return parser
+
+
+def _resolve(spec: str) -> Callable[..., Any]:
+    module, function = spec.split(":")
+    return getattr(importlib.import_module(module), function)
+
+
+def _crash_log() -> Path:
+    from patchkit.cache import cache_root
+
+    path = cache_root() / "crash.log"
+    path.write_text(traceback.format_exc())
+    return path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    names = {command.name for command in COMMANDS}
+    chosen = next((word for word in argv if word in names), "")
+    args = build_parser(only=chosen).parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING, format="patchkit: %(message)s"
+    )
+    try:
+        return _resolve(args.handler)(args)
+    except PatchkitError as exc:
+        err_console.print(f"[red]error:[/] {exc.message}", markup=True, soft_wrap=True)
+        if exc.hint:
+            err_console.print(f"  [bold]what to do:[/] {exc.hint}", soft_wrap=True)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        return 130
+    except Exception:
+        log = _crash_log()
+        err_console.print(
+            f"[red]internal error[/]: a bug in patchkit. Details in {log}; "
+            "please report it with that file."
+        )
+        return 70
+
+
+def entry() -> None:
+    sys.exit(main())

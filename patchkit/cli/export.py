@@ -1,0 +1,91 @@
+"""``patchkit export-pr`` on the command line: arguments, the identity to sign with, and the
+report for people."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from patchkit.errors import ConfigError
+from patchkit.export.prtext import Identity
+from patchkit.gitrepo import GitRepo
+from patchkit.ops.context import Project
+from patchkit.ops.export_pr import ExportReport, export_pr
+
+
+def add_export_args(parser: argparse.ArgumentParser) -> None:
+    add = parser.add_argument
+    add("patches", nargs="*", metavar="PATCH", help="patch ids (default: all of --target)")
+    add(
+        "--patch",
+        dest="more_patches",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="a patch id to export (repeatable)",
+    )
+    add("--target", "-t", help="vllm, flashinfer, ... (default: the patches' target)")
+    add("--set", dest="sets", action="append", metavar="NAME", help="patch set (repeatable)")
+    add("--project", type=Path, default=Path("."), help="holds upstream.lock (default: .)")
+    add("--checkout", type=Path, help="the checkout to make branches in (default: the cache's)")
+    add("--onto", metavar="REF", help="base the branches on REF instead of the lock")
+    add("--identity", metavar="'NAME <EMAIL>'", help="author (default: git config user.*)")
+    add("--push", metavar="REMOTE", help="push the branches to your fork (a remote or URL)")
+    add("--force", action="store_true", help="push to upstream, or replace branches moved by hand")
+    add("--open", dest="open_pr", action="store_true", help="open the PRs with `gh` (needs --push)")
+    add("--json", action="store_true", help="machine-readable output")
+
+
+def default_identity(repo_path: Path) -> Identity:
+    with GitRepo(repo_path) as repo:
+        name, email = repo.config("user.name"), repo.config("user.email")
+    if not name or not email:
+        raise ConfigError(
+            "no identity for the commits and their sign-off",
+            hint="pass --identity 'Your Name <you@example.com>', or set git config user.name "
+            "and user.email",
+        )
+    return Identity(name, email)
+
+
+def report_lines(report: ExportReport) -> list[str]:
+    lines = []
+    for e in report.exports:
+        lines.append(f"{e.state.value}: {e.branch} at {e.commit[:12]} ({', '.join(e.files)})")
+        lines += [f"  carries first the patch it needs: {dep}" for dep in e.stacked_on]
+        lines += [f"  {note}" for note in e.formatting]
+        lines += [f"  title: {e.text.title}", f"  text: {e.out_dir}/COMMIT_MSG, PR_BODY.md"]
+        lines += [f"  pushed to {e.pushed_to}"] if e.pushed_to else []
+        lines += [f"  PR: {e.pr_url}"] if e.pr_url else []
+    return lines
+
+
+def _target_of(project: Project, patch_ids: Sequence[str]) -> str:
+    if not patch_ids:
+        raise ConfigError(
+            "name the patches to export, or the target whose patches to export",
+            hint="patchkit export-pr PATCH... (or --patch ID), or --target NAME for all its patches",
+        )
+    return project.patch(patch_ids[0]).target
+
+
+def export_cmd(args: argparse.Namespace) -> int:
+    from patchkit.cli.render import console, print_json
+    from patchkit.ops.context import load_project, open_checkout
+
+    project = load_project(args.project, args.sets)
+    patch_ids = [*args.patches, *args.more_patches]
+    target = args.target or _target_of(project, patch_ids)
+    tree = open_checkout(project.entry(target), args.checkout)
+    identity = Identity.parse(args.identity) if args.identity else default_identity(tree.root)
+    report = export_pr(
+        project=project, target=target, tree_root=tree.root, patch_ids=patch_ids,
+        onto=args.onto, identity=identity, push_remote=args.push, force=args.force,
+        open_pr=args.open_pr,
+    )  # fmt: skip
+    if args.json:
+        print_json(report.to_json())
+    for line in [] if args.json else report_lines(report):
+        console.print(line, soft_wrap=True, markup=False, highlight=False)
+    return 0

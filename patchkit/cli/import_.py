@@ -1,0 +1,114 @@
+"""The command lines of ``patchkit import`` and ``patchkit export-series``: arguments, the
+report (a table, or JSON), and the exit code."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.table import Table
+
+from patchkit.cli.render import console, print_json
+from patchkit.errors import ImportRefused, PatchFailed
+from patchkit.ops.context import load_project
+from patchkit.ops.import_ import ImportReport, import_patches
+
+_STYLE = {"applied": "green", "carried": "cyan", "upstreamed": "blue"}
+
+
+def add_import_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "sources",
+        nargs="+",
+        metavar="SOURCE",
+        help="a mod directory (run.sh), replace script, diff, quilt directory, format-patch "
+        "mbox or directory, or DIR@A..B (a commit range of a git checkout)",
+    )
+    parser.add_argument("--target", "-t", required=True, help="vllm, flashinfer, ...")
+    parser.add_argument("--into", required=True, metavar="SET", help="patch set (made if new)")
+    parser.add_argument("--base", metavar="REF", help="the release or commit the patches are for")
+    parser.add_argument(
+        "--max-fetch",
+        type=int,
+        default=2,
+        metavar="N",
+        help="fetch at most N more releases to find a base (default 2)",
+    )
+    parser.add_argument("--dry-run", action="store_true", help="report only; write nothing")
+    parser.add_argument("--project", type=Path, default=Path.cwd(), help="the patch repository")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def import_cmd(args: argparse.Namespace) -> int:
+    project = load_project(args.project)
+    report = import_patches(
+        project=project.root,
+        entry=project.entry(args.target),
+        sources=args.sources,
+        into=args.into,
+        base=args.base,
+        max_fetch=args.max_fetch,
+        dry_run=args.dry_run,
+    )
+    if args.json:
+        print_json(_json(report))
+    else:
+        console.print(_table(report))
+    return _exit(report)
+
+
+def _json(report: ImportReport) -> dict:
+    return {
+        "target": report.target,
+        "lock": report.lock,
+        "set": report.set_name,
+        "fetched": list(report.fetched),
+        "patches": [
+            {
+                "id": p.name,
+                "written": p.written,
+                "source": p.source,
+                "form": p.form,
+                "base": p.base,
+                "base_how": p.base_how,
+                "outcome": p.outcome,
+                "step": p.step,
+                "files": list(p.files),
+                "message": p.message,
+                "untranslated": list(p.untranslated),
+            }
+            for p in report.patches
+        ],
+    }
+
+
+def _table(report: ImportReport) -> Table:
+    title = f"import into {report.set_name} ({report.set_root}) — {report.target} at {report.lock}"
+    table = Table(title=title, title_justify="left")
+    for column in ("patch", "form", "base (how)", "outcome at the lock", "files / notes"):
+        table.add_column(column)
+    for p in report.patches:
+        style = _STYLE.get(p.outcome, "red")
+        name = p.name + ("" if p.written else " (not written)")
+        base = f"{p.base or '—'}\n{p.base_how}" if p.base_how else "—"
+        notes = "\n".join([*p.files, *(m for m in [p.message] if m)])
+        notes += "".join(f"\nnot translated: {u}" for u in p.untranslated)
+        table.add_row(name, f"{p.form}\n{p.source}", base, f"[{style}]{p.outcome}[/]", notes)
+    return table
+
+
+def _exit(report: ImportReport) -> int:
+    refused = [p for p in report.patches if p.outcome == "refused"]
+    if refused:
+        raise ImportRefused(
+            f"{len(refused)} source(s) not imported: "
+            + "; ".join(f"{p.source}: {p.message}" for p in refused),
+            hint="see the report above; the other sources were imported",
+        )
+    if not report.ok:
+        stuck = [f"{p.name} ({p.outcome})" for p in report.patches if p.outcome not in _STYLE]
+        raise PatchFailed(
+            f"imported, but not applying at the lock: {', '.join(stuck)}; they are kept pending",
+            hint="fix them at the lock by hand, then `patchkit record --patch ID`",
+        )
+    return 0

@@ -1,0 +1,43 @@
+"""The command line of ``patchkit port``."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from pathlib import Path
+
+from patchkit.cli.render import console, print_json, results_json, results_table
+from patchkit.errors import PatchFailed
+from patchkit.ops.port import port
+
+
+# -- the command line -------------------------------------------------------------------------
+def add_port_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("patch_file", type=Path, help="a unified diff (or a rewrite .py)")
+    parser.add_argument("--base", required=True, help="the commit the diff was made at")
+    parser.add_argument(
+        "--checkout", type=Path, default=Path.cwd(), help="the tree to patch (default: here)"
+    )
+    parser.add_argument("--allow-dirty", action="store_true", help="patch over uncommitted edits")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def port_cmd(args: argparse.Namespace) -> int:
+    report = port(
+        patch_file=args.patch_file,
+        base_commit=args.base,
+        checkout=args.checkout,
+        allow_dirty=args.allow_dirty,
+    )
+    result = replace(report.result, outcome=report.outcome)
+    if args.json:
+        print_json(results_json("port", report.base, [result]) | {"written": list(report.written)})
+    else:
+        console.print(results_table(f"port {args.patch_file} onto {report.checkout}", [result]))
+    if not report.outcome.ok:
+        raise PatchFailed(
+            f"{args.patch_file} ended {report.outcome.value} on {report.checkout}; "
+            "nothing was written",
+            hint="see the details above; fix the tree by hand or refresh the diff",
+        )
+    return 0

@@ -1,0 +1,168 @@
+"""``patchkit rebase`` on the command line: parse, rebase (or continue, abort), render, and
+verify the patches the rebase changed on a fresh tree of the new upstream."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from rich.table import Table
+
+from patchkit.cli.render import console, err_console, print_json
+from patchkit.errors import ConfigError, RebaseStopped
+from patchkit.model import Outcome, PatchMeta, SourceKind, UpstreamStatus
+from patchkit.ops.apply import apply
+from patchkit.ops.context import Project, blobs_for, load_project
+from patchkit.ops.rebase import abort_rebase, continue_rebase, rebase
+from patchkit.ops.rebase_conflicts import RebaseReport
+from patchkit.workspace.tree import checkout_tree
+
+
+def add_rebase_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--target", "-t", required=True, help="vllm, flashinfer, ...")
+    parser.add_argument("--set", dest="sets", action="append", metavar="NAME")
+    parser.add_argument("--project", type=Path, default=Path.cwd(), help="default: current dir")
+    parser.add_argument("--onto", help="release version (or `latest`), tag or commit")
+    parser.add_argument(
+        "--allow-pending",
+        action="store_true",
+        help="move the lock even if patches stop; record them as pending in their metadata",
+    )
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument(
+        "--continue",
+        dest="resume",
+        action="store_true",
+        help="record the fixes made in the worktree of a stopped rebase, then finish",
+    )
+    what.add_argument("--abort", action="store_true", help="drop a stopped rebase")
+    parser.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="do not run the tests of the patches the rebase changed",
+    )
+    parser.add_argument(
+        "--python", default=sys.executable, metavar="PATH", help="interpreter for those tests"
+    )
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def rebase_cmd(args: argparse.Namespace) -> int:
+    root = load_project(args.project, args.sets).root
+    if args.abort:
+        where = abort_rebase(project_root=root, target=args.target)
+        console.print(f"dropped the rebase of {args.target} ({where}); the project is unchanged")
+        return 0
+    if args.resume:
+        report = continue_rebase(project_root=root, target=args.target)
+    elif not args.onto:
+        raise ConfigError(
+            f"say where to rebase {args.target}: --onto is missing",
+            hint=f"`patchkit rebase --target {args.target} --onto VERSION|TAG|COMMIT` (or "
+            "`latest`); `--continue` or `--abort` for a stopped rebase",
+        )
+    else:
+        project = load_project(args.project, args.sets)
+        report = rebase(
+            project=project,
+            target=args.target,
+            onto=args.onto,
+            sets=args.sets,
+            allow_pending=args.allow_pending,
+        )
+    if args.json:
+        print_json(report.to_json())
+    else:
+        print_report(report)
+    if report.stopped:
+        raise RebaseStopped(
+            f"rebase of {report.target} onto {report.onto} stopped; report: {report.report}",
+            hint=f"fix the files in {report.worktree}, then `patchkit rebase --target "
+            f"{report.target} --continue`; or `--abort`",
+        )
+    if not args.no_verify:
+        verify_changed(args, root, report)
+    return 0
+
+
+def changed_patches(report: RebaseReport) -> list[str]:
+    """The patches whose change the rebase moved or merged: their proof is now out of date."""
+    return [p.id for p in report.patches if p.outcome is Outcome.CARRIED]
+
+
+def carried_series(project: Project, target: str) -> list[PatchMeta]:
+    """The series a rebase carried to the new lock: every listed patch, opt-in ones too, but
+    the retired and those it left pending (they do not apply there)."""
+    return [
+        p
+        for p in project.listed(target)
+        if p.status is not UpstreamStatus.MERGED and not p.history.pending
+    ]
+
+
+def verify_changed(args: argparse.Namespace, root: Path, report: RebaseReport) -> None:
+    """Apply the carried series to a fresh tree at the new lock and run the changed patches'
+    tests. A path source has no fresh tree to make: say that nothing was verified, and how."""
+    from patchkit.cli.verify import render
+    from patchkit.ops.verify import raise_for, verify_applied
+    from patchkit.upstream.sources import UpstreamRepo, fetch
+
+    changed = changed_patches(report)
+    if not changed or not report.lock_moved:
+        return
+    project = load_project(root, args.sets)
+    entry = project.entry(args.target)
+    patches = carried_series(project, args.target)
+    if entry.source.kind is SourceKind.PATH:
+        _not_verified(report, changed, patches)
+        return
+    with (
+        tempfile.TemporaryDirectory(prefix="patchkit-rebase-verify-") as tmp,
+        UpstreamRepo(args.target) as repo,
+    ):
+        path = fetch(entry, into=Path(tmp) / args.target).path
+        tree = checkout_tree(path, args.target)
+        blobs = blobs_for(entry, tree)
+        try:
+            apply(tree=tree, entry=entry, patches=patches, blobs=blobs)
+        finally:
+            blobs.close()
+        verified = [p for p in patches if p.id in changed]
+        result = verify_applied(tree=tree, lock=project.lock, patches=verified, python=args.python)
+        repo.remove_tree(path)
+    if not args.json:
+        render(result)
+    raise_for(result)
+
+
+def _not_verified(report: RebaseReport, changed: list[str], patches: list[PatchMeta]) -> None:
+    target, includes = report.target, "".join(f" --include {p.id}" for p in patches if p.optional)
+    err_console.print(
+        f"[yellow]warning:[/] the carried patches ({', '.join(changed)}) were NOT verified: "
+        f"{target}'s source is a local path, of which patchkit makes no fresh tree",
+        soft_wrap=True,
+    )
+    err_console.print(
+        f"  [bold]what to do:[/] check out {report.onto} ({report.commit[:12]}) there, then "
+        f"`patchkit apply --target {target}{includes} --verify`",
+        soft_wrap=True,
+    )
+
+
+def print_report(report: RebaseReport) -> None:
+    """The outcome table for people."""
+    title = f"rebase {report.target} {report.from_version} → {report.onto}"
+    table = Table(title=title, title_justify="left")
+    for column in ("patch", "outcome", "step", "absorbed by", "broken by", "probes", "file"):
+        table.add_column(column)
+    for p in report.patches:
+        refreshed = "refreshed" if p.refreshed else ""
+        row = (p.absorbed_by or "", p.broken_by or "", str(p.probes), refreshed)
+        table.add_row(p.id, p.outcome.value, p.step, *row)
+    console.print(table)
+    moved = f"lock moved to {report.onto} ({report.commit})" if report.lock_moved else "lock kept"
+    console.print(f"{moved}; bisection ran the series at {report.points} point(s)")
+    if report.report:
+        console.print(f"conflict report: {report.report}")

@@ -1,0 +1,263 @@
+"""Upstream history for a rebase, and the binary search for where a patch changed fate.
+
+A :class:`History` lists the points between the locked upstream and the one a rebase moves onto:
+source releases for index sources (fetched only when probed), first-parent commits for git and
+path sources. :func:`first_change` finds the first point where a patch stopped applying, or
+became upstream, in ⌈log2 n⌉ probes, assuming (as ``git bisect`` does) that the change sticks.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from packaging.version import InvalidVersion, Version
+
+from patchkit.engine.series import Blobs, Overlay, run_series, touched_paths
+from patchkit.errors import PatchkitError, SourceError
+from patchkit.gitrepo import GitRepo
+from patchkit.model import LockEntry, Outcome, PatchMeta, PatchResult, SourceKind
+from patchkit.targets import profile
+from patchkit.upstream.index import PackageIndex
+from patchkit.upstream.sources import GitMirror, ReleaseStore, available_releases, package_of
+
+_HEX = re.compile(r"^[0-9a-f]{7,40}$")
+
+
+@dataclass(frozen=True)
+class Point:
+    """One place in upstream history: a release ("0.22.0") or a commit."""
+
+    label: str  # what people read and metadata records: a version or a commit id
+    ref: str  # what the history resolves: a version (index) or a full commit id (git)
+
+
+class History(Protocol):
+    repo: GitRepo  # holds every point once :meth:`commit` has been called for it
+
+    def start(self) -> Point: ...
+    def resolve(self, onto: str) -> Point: ...
+    def between(self, old: Point, new: Point) -> list[Point]: ...
+    def commit(self, point: Point) -> str: ...
+    def lock_commit(self, point: Point) -> str: ...
+    def version(self, point: Point) -> str: ...
+    def close(self) -> None: ...
+
+
+class IndexHistory:
+    """Source releases from the package index, one commit each in the cache repository."""
+
+    def __init__(self, entry: LockEntry, store: ReleaseStore, versions: Sequence[str]) -> None:
+        self.entry, self.store, self.repo = entry, store, store.repo
+        self.versions = list(versions)
+
+    def start(self) -> Point:
+        return Point(self.entry.version, self.entry.version)
+
+    def resolve(self, onto: str) -> Point:
+        if onto == "latest":
+            final = [v for v in self.versions if not _parse(v).is_prerelease]
+            if not final:
+                raise SourceError(f"no release of {self.store.package} on the index")
+            return Point(final[-1], final[-1])
+        wanted = _parse(onto.removeprefix("v"))
+        for version in self.versions:
+            if _parse(version) == wanted:
+                return Point(version, version)
+        raise SourceError(
+            f"{self.store.package} has no source release {onto} on the index",
+            hint="pass one of the versions `pip index versions` lists, or `latest`",
+        )
+
+    def between(self, old: Point, new: Point) -> list[Point]:
+        low, high = _parse(old.ref), _parse(new.ref)
+        inside = [v for v in self.versions if low < _parse(v) <= high]
+        return [Point(v, v) for v in sorted(inside, key=_parse)]
+
+    def commit(self, point: Point) -> str:
+        return self.store.ensure_release(point.ref)
+
+    def lock_commit(self, point: Point) -> str:
+        """The upstream commit the release names (its commit message, else its version file);
+        the cache's own commit only when the release names none."""
+        local = self.commit(point)
+        named = self.store.upstream_commit(point.ref)
+        prof = profile(self.entry.name)
+        if named is None and prof is not None:
+            text = self.repo.read_file(local, prof.version_file)
+            named = prof.commit_in(text.decode(errors="replace")) if text else None
+        return named or local
+
+    def version(self, point: Point) -> str:
+        return point.label
+
+    def close(self) -> None:
+        self.store.close()
+
+
+class GitHistory:
+    """Commits of a git repository: the user's checkout (path source) or the cache's mirror."""
+
+    def __init__(self, entry: LockEntry, repo: GitRepo, ensure: Callable[[str], str]) -> None:
+        self.entry, self.repo, self._ensure = entry, repo, ensure
+
+    def start(self) -> Point:
+        return Point(self.entry.commit, self._ensure(self.entry.commit))
+
+    def resolve(self, onto: str) -> Point:
+        return Point(onto, self._ensure(onto))
+
+    def between(self, old: Point, new: Point) -> list[Point]:
+        return [Point(c, c) for c in self.repo.rev_list(old.ref, new.ref)]
+
+    def commit(self, point: Point) -> str:
+        return point.ref
+
+    def lock_commit(self, point: Point) -> str:
+        return point.ref
+
+    def version(self, point: Point) -> str:
+        """The tag on the point ("v1.2" → "1.2") if it has one, else the commit's first 12."""
+        if not _HEX.match(point.label):
+            return point.label.removeprefix("v")
+        tags = self.repo.text("tag", "--points-at", point.ref).split()
+        return tags[0].removeprefix("v") if tags else point.ref[:12]
+
+    def close(self) -> None:
+        self.repo.close()
+
+
+def _parse(version: str) -> Version:
+    try:
+        return Version(version)
+    except InvalidVersion:
+        raise SourceError(f"{version!r} is not a release version") from None
+
+
+def open_history(entry: LockEntry, *, index: PackageIndex | None = None) -> History:
+    """The history of ``entry``'s source (built at the edge; tests pass their own)."""
+    kind = entry.source.kind
+    if kind is SourceKind.INDEX:
+        store = ReleaseStore(entry.name, package_of(entry), index=index)
+        return IndexHistory(entry, store, available_releases(entry, index=index))
+    if kind is SourceKind.GIT:
+        mirror = GitMirror(entry.name, entry.source.url or entry.repository)
+        return GitHistory(entry, mirror.repo, lambda rev: _mirror_rev(mirror, rev))
+    return GitHistory(entry, GitRepo(Path(entry.source.path or "")), _local_rev(entry))
+
+
+def _mirror_rev(mirror: GitMirror, rev: str) -> str:
+    if _HEX.match(rev):
+        return mirror.ensure_commit(rev)
+    return mirror.ensure_commit(f"refs/upstream/tags/{rev}")
+
+
+def _local_rev(entry: LockEntry) -> Callable[[str], str]:
+    def resolve(rev: str) -> str:
+        with GitRepo(Path(entry.source.path or "")) as repo:
+            found = repo.resolve(rev)
+        if found is None:
+            raise SourceError(
+                f"{rev} is not a commit or tag of {entry.source.path}",
+                hint="fetch it there first, or pass a commit that exists",
+            )
+        return found
+
+    return resolve
+
+
+# -- running the series at a point ------------------------------------------------------------
+@dataclass
+class Prober:
+    """Runs patches at points of history. For one patch only the earlier patches that share
+    files with it (transitively) run before it: nothing else can change its outcome."""
+
+    history: History
+    patches: Sequence[PatchMeta]
+    blobs: Blobs
+    runs: dict[str, dict[str, PatchResult]] = field(default_factory=dict)  # point -> results
+
+    def outcome(self, point: Point, patch_id: str) -> Outcome:
+        done = self.runs.setdefault(point.ref, {})
+        if patch_id not in done:
+            commit = self.history.commit(point)
+            overlay = Overlay(read_at(self.history.repo, commit))
+            chain = self._chain(patch_id)
+            for result in run_series(chain, overlay, self.blobs, stop_on_failure=False):
+                done[result.patch_id] = result
+        return done[patch_id].outcome
+
+    def _chain(self, patch_id: str) -> list[PatchMeta]:
+        index = next(i for i, p in enumerate(self.patches) if p.id == patch_id)
+        chain = [self.patches[index]]
+        needed = set(_paths(chain[0]))
+        for meta in reversed(self.patches[:index]):
+            paths = set(_paths(meta))
+            if paths & needed:
+                chain.insert(0, meta)
+                needed |= paths
+        return chain
+
+
+def _paths(meta: PatchMeta) -> list[str]:
+    try:
+        return touched_paths(meta)
+    except PatchkitError:
+        return []
+
+
+def read_at(repo: GitRepo, commit: str) -> Callable[[str], bytes | None]:
+    """Files of ``commit`` as a reader (each read once)."""
+
+    @functools.cache
+    def read(path: str) -> bytes | None:
+        return repo.read_file(commit, path)
+
+    return read
+
+
+def first_change(points: Sequence[Point], changed: Callable[[Point], bool]) -> tuple[int, int]:
+    """Index of the first point where ``changed`` holds, and the probes made. The last point is
+    known to hold and the start (before ``points[0]``) known not to."""
+    lo, hi, probes = -1, len(points) - 1, 0
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        probes += 1
+        if changed(points[mid]):
+            hi = mid
+        else:
+            lo = mid
+    return hi, probes
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What history says about one patch between the old and the new lock."""
+
+    outcome: Outcome  # the final one; UPSTREAMED when upstream absorbed it before it broke
+    absorbed_at: Point | None
+    broken_at: Point | None
+    probes: int  # apply attempts made
+
+
+_ABSORBED = {Outcome.UPSTREAMED, Outcome.PARTLY_UPSTREAMED}
+
+
+def trace_patch(prober: Prober, points: Sequence[Point], patch_id: str, final: Outcome) -> Verdict:
+    """Where ``patch_id`` first reached its ``final`` outcome. A patch that broke right after a
+    release that already had its change was absorbed upstream first (found by a second
+    search over the releases before); upstream merely moved its own code on since."""
+    if final in _ABSORBED:
+        wanted = {Outcome.UPSTREAMED} if final is Outcome.UPSTREAMED else _ABSORBED
+        i, probes = first_change(points, lambda p: prober.outcome(p, patch_id) in wanted)
+        return Verdict(final, points[i], None, probes)
+    i, probes = first_change(points, lambda p: not prober.outcome(p, patch_id).ok)
+    if i > 0 and prober.outcome(points[i - 1], patch_id) is Outcome.UPSTREAMED:
+        up = Outcome.UPSTREAMED
+        j, more = first_change(points[:i], lambda p: prober.outcome(p, patch_id) is up)
+        return Verdict(Outcome.UPSTREAMED, points[j], points[i], probes + more)
+    return Verdict(final, None, points[i], probes)

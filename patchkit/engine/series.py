@@ -1,0 +1,127 @@
+"""Running a series of patches in memory: both kinds behind one interface, each patch seeing the
+files as the patches before it left them. Nothing here writes to disk; ``apply``, ``rebase``,
+``show`` and ``export`` all stand on this."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from patchkit.engine.diffapply import FileResult, apply_file, combine
+from patchkit.engine.diffparse import parse_diff
+from patchkit.errors import ConfigError, PatchkitError, UnsafePathError
+from patchkit.gitrepo import GitRepo, MergeResult, merge_file
+from patchkit.model import (
+    ConflictDetail,
+    FileChange,
+    Outcome,
+    PatchKind,
+    PatchMeta,
+    PatchResult,
+    Step,
+)
+
+Reader = Callable[[str], bytes | None]
+
+
+@dataclass
+class Overlay:
+    """Files as a series of patches leaves them, over a base reader."""
+
+    base: Reader
+    base_mode: Callable[[str], int | None] = lambda path: None
+    files: dict[str, bytes | None] = field(default_factory=dict)
+    modes: dict[str, int] = field(default_factory=dict)
+
+    def read(self, path: str) -> bytes | None:
+        return self.files[path] if path in self.files else self.base(path)
+
+    def mode(self, path: str) -> int | None:
+        return self.modes[path] if path in self.modes else self.base_mode(path)
+
+    def put(self, change: FileChange) -> None:
+        mode = change.mode
+        if change.old_path:
+            if mode is None:  # a rename keeps the mode of the file it moves
+                mode = self.mode(change.old_path)
+            self.files[change.old_path] = None
+        self.files[change.path] = change.content
+        if mode is not None:
+            self.modes[change.path] = mode
+
+
+class Blobs:
+    """Base blobs for three-way merges, looked up in several repositories."""
+
+    def __init__(self, repos: Sequence[Path]) -> None:
+        self._repos = [GitRepo(p) for p in repos]
+
+    def read(self, sha: str) -> bytes | None:
+        for repo in self._repos:
+            content = repo.read_blob(sha)
+            if content is not None:
+                return content
+        return None
+
+    def merge(
+        self, ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str]
+    ) -> MergeResult:
+        return merge_file(ours, base, theirs, labels)
+
+    def close(self) -> None:
+        for repo in self._repos:
+            repo.close()
+
+
+def touched_paths(meta: PatchMeta) -> list[str]:
+    """The repository paths a patch may change (read from the patch, nothing applied)."""
+    if meta.kind is PatchKind.DIFF:
+        return [p for fp in parse_diff(meta.file.read_bytes(), meta.file) for p in fp.paths]
+    from patchkit.engine.rewrite import rewrite_paths
+
+    return rewrite_paths(meta.file)
+
+
+def run_diff(meta: PatchMeta, read: Reader, blobs: Blobs) -> PatchResult:
+    file_patches = parse_diff(meta.file.read_bytes(), meta.file)
+    label = f"patch {meta.id}"
+    results: list[FileResult] = [
+        apply_file(fp, read, blobs.read, blobs.merge, label) for fp in file_patches
+    ]
+    return combine(meta.id, results)
+
+
+def run_patch(meta: PatchMeta, read: Reader, blobs: Blobs) -> PatchResult:
+    """One patch against the files as ``read`` gives them; failures are values."""
+    try:
+        if meta.kind is PatchKind.DIFF:
+            return run_diff(meta, read, blobs)
+        from patchkit.engine.rewrite import run_rewrite_patch
+
+        return run_rewrite_patch(meta.id, meta.file, read)
+    except UnsafePathError:
+        raise  # never a patch outcome: the whole operation stops (exit 5)
+    except ConfigError as exc:
+        detail = ConflictDetail(str(meta.file), "patch", exc.message)
+        return PatchResult(
+            meta.id, Outcome.FAILED, Step.NONE, message=exc.message, details=(detail,)
+        )
+    except PatchkitError as exc:
+        return PatchResult(meta.id, Outcome.FAILED, Step.NONE, message=str(exc))
+
+
+def run_series(
+    patches: Sequence[PatchMeta], overlay: Overlay, blobs: Blobs, *, stop_on_failure: bool = True
+) -> list[PatchResult]:
+    """Run patches in order on ``overlay`` (updated in place with each patch's changes)."""
+    results = []
+    for meta in patches:
+        result = run_patch(meta, overlay.read, blobs)
+        results.append(result)
+        if result.outcome.ok:
+            for change in result.changes:
+                overlay.put(change)
+        elif stop_on_failure:
+            break
+    return results

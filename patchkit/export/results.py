@@ -1,0 +1,54 @@
+"""What an export made: per patch its branch, commit, text and what was published."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from patchkit.export.prtext import PrText
+
+
+class BranchState(str, enum.Enum):
+    CREATED = "created"
+    UPDATED = "updated"  # the patch, its text or the base changed since the last export
+    UNCHANGED = "unchanged"  # the branch already pointed at the same commit
+
+
+@dataclass(frozen=True)
+class PatchExport:
+    """One patch exported: its branch, commit and text, and what was published."""
+
+    patch_id: str
+    branch: str  # "patchkit/<id>"
+    commit: str
+    parent: str  # the base, or the last dependency's commit when stacked
+    state: BranchState
+    text: PrText
+    files: tuple[str, ...]  # repository paths the commit changes
+    out_dir: Path  # COMMIT_MSG, PR_TITLE, PR_BODY.md, <id>.patch, export.json
+    stacked_on: tuple[str, ...] = ()  # dependencies carried first (it does not apply without)
+    formatting: tuple[str, ...] = ()  # what the target's formatters did, or why they did not
+    pushed_to: str | None = None  # the remote URL the branch was pushed to
+    pr_url: str | None = None
+
+
+@dataclass(frozen=True)
+class ExportReport:
+    target: str
+    base: str  # the commit every branch is based on
+    exports: tuple[PatchExport, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "base": self.base,
+            "exports": [_json(e) for e in self.exports],
+        }
+
+
+def _json(export: PatchExport) -> dict[str, Any]:
+    data = asdict(export)
+    data["out_dir"] = str(export.out_dir)
+    return data

@@ -1,0 +1,235 @@
+"""``patchkit apply``, ``status`` and ``reset`` on a tree: all or nothing, idempotent, recorded.
+
+Apply always computes from the upstream originals (saved when first patched), so applying an
+edited series replaces the old one exactly, and applying the same series twice changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from patchkit.engine.series import Blobs, Overlay, Reader, run_series, touched_paths
+from patchkit.errors import ConfigError, PatchFailed, TreeError
+from patchkit.model import LockEntry, PatchMeta, PatchResult
+from patchkit.patchset import patch_digest
+from patchkit.targets import commits_match
+from patchkit.workspace.state import AppliedPatch, FileRecord, State, StateStore
+from patchkit.workspace.tree import Tree, sha256
+from patchkit.workspace.treecheck import changed_files, committed_reader, tree_commit
+from patchkit.workspace.txn import Write, commit, recover
+
+
+@dataclass(frozen=True)
+class ApplyReport:
+    target: str
+    commit: str | None
+    results: tuple[PatchResult, ...]
+    written: tuple[str, ...]
+    noop: bool = False
+    recovered: tuple[str, ...] = ()
+
+
+class ApplyFailed(PatchFailed):
+    def __init__(self, message: str, results: Sequence[PatchResult]) -> None:
+        super().__init__(message, hint="nothing was written; see the report above")
+        self.results = tuple(results)
+
+
+def _check_commit(tree: Tree, entry: LockEntry, allow_other_commit: bool) -> str | None:
+    found = tree_commit(tree)
+    if found and commits_match(found, entry.commit):
+        return found
+    if allow_other_commit:
+        return found
+    raise TreeError(
+        f"{tree.root} is at upstream commit {found or 'unknown'}, but {entry.name} is locked at "
+        f"{entry.commit} ({entry.version})",
+        hint="check out the locked commit (`patchkit fetch`), or pass --allow-other-commit "
+        "to apply with three-way merges",
+    )
+
+
+def _user_edits(tree: Tree, state: State | None) -> list[str]:
+    """Files patchkit wrote whose content changed since."""
+    if state is None:
+        return []
+    edited = []
+    for path, rec in state.files.items():
+        current = tree.read(path)
+        if (sha256(current) if current is not None else None) != rec.result:
+            edited.append(path)
+    return sorted(edited)
+
+
+def upstream_view(tree: Tree, *, committed: bool = False) -> Overlay:
+    """The tree as upstream had it: saved originals for the files patchkit changed; the other
+    files as they are, or (``committed``) as the checkout's HEAD has them."""
+    store = StateStore(tree.state_dir)
+    return _originals(tree, store, store.load(), committed_reader(tree) if committed else None)
+
+
+def _originals(
+    tree: Tree, store: StateStore, state: State | None, base: Reader | None = None
+) -> Overlay:
+    overlay = Overlay(base or tree.read, tree.mode)
+    for path, rec in (state.files if state else {}).items():
+        overlay.files[path] = store.get(rec.original) if rec.original else None
+        if rec.original_mode is not None:
+            overlay.modes[path] = rec.original_mode
+    return overlay
+
+
+def series_applied(state: State | None, patches: Sequence[PatchMeta]) -> bool:
+    """The state records exactly these patches, as their files are now, applied in order."""
+    if state is None:
+        return not patches
+    applied = [(p.id, p.digest) for p in state.patches]
+    return applied == [(p.id, patch_digest(p)) for p in patches]
+
+
+def apply(
+    *,
+    tree: Tree,
+    entry: LockEntry,
+    patches: Sequence[PatchMeta],
+    blobs: Blobs,
+    allow_dirty: bool = False,
+    allow_other_commit: bool = False,
+) -> ApplyReport:
+    store = StateStore(tree.state_dir)
+    recovered = tuple(recover(tree, store))
+    commit_id = _check_commit(tree, entry, allow_other_commit)
+    state = store.load()
+    edited = _user_edits(tree, state)
+    if edited:
+        raise TreeError(
+            f"files patched earlier were edited since: {', '.join(edited)} in {tree.root}",
+            hint="turn the edits into a patch with `patchkit record`, or `patchkit reset --force` "
+            "(which saves them aside) before applying again",
+        )
+    if series_applied(state, patches):
+        return ApplyReport(entry.name, commit_id, (), (), noop=True, recovered=recovered)
+    if not allow_dirty:
+        _check_clean(tree, state, patches)
+    overlay = _originals(tree, store, state)
+    results = run_series(patches, overlay, blobs)
+    failed = [r for r in results if not r.outcome.ok]
+    if failed:
+        names = ", ".join(f"{r.patch_id} ({r.outcome.value})" for r in failed)
+        raise ApplyFailed(f"could not apply {names} to {tree.root}", results)
+    new_state = _new_state(tree, store, entry, commit_id, patches, results, overlay, state)
+    writes = _writes(tree, overlay, state)
+    commit(tree, store, writes, new_state)
+    return ApplyReport(
+        entry.name, commit_id, tuple(results), tuple(w.path for w in writes), recovered=recovered
+    )
+
+
+def _check_clean(tree: Tree, state: State | None, patches: Sequence[PatchMeta]) -> None:
+    """Refuse before any work if someone else changed a file the patches may touch."""
+    ours = set(state.files) if state else set()
+    touched = {path for meta in patches for path in _paths(meta)}
+    dirty = changed_files(tree, sorted(p for p in touched if p not in ours and tree.holds(p)))
+    if not dirty:
+        return
+    if tree.kind == "installed":
+        raise TreeError(
+            f"files modified since install (their sha256 differs from RECORD): "
+            f"{', '.join(dirty)} ({tree.root})",
+            hint="reinstall the package, or pass --allow-dirty to patch on top of the "
+            "modified files (reset then restores them as they are now)",
+        )
+    raise TreeError(
+        f"uncommitted changes in files the patches touch: {', '.join(dirty)} ({tree.root})",
+        hint="commit or stash them first, or pass --allow-dirty to patch on top of them "
+        "(reset then restores your version)",
+    )
+
+
+def _paths(meta: PatchMeta) -> list[str]:
+    try:
+        return touched_paths(meta)
+    except ConfigError:
+        return []  # a broken patch file: the series run reports it as that patch's failure
+
+
+def _writes(tree: Tree, overlay: Overlay, state: State | None) -> list[Write]:
+    writes = []
+    paths = set(overlay.files) | set(state.files if state else {})
+    for path in sorted(paths):
+        desired = overlay.read(path)
+        mode = overlay.modes.get(path)
+        if desired != tree.read(path) or (mode is not None and mode != tree.mode(path)):
+            writes.append(Write(path, desired, mode))
+    return writes
+
+
+def _new_state(
+    tree: Tree,
+    store: StateStore,
+    entry: LockEntry,
+    commit_id: str | None,
+    patches: Sequence[PatchMeta],
+    results: Sequence[PatchResult],
+    overlay: Overlay,
+    state: State | None,
+) -> State | None:
+    if not patches:
+        return None
+    old = state.files if state else {}
+    records = {}
+    for path, content in overlay.files.items():
+        if path in old:
+            original, original_mode = old[path].original, old[path].original_mode
+        else:
+            current = tree.read(path)
+            original = store.put(current) if current is not None else None
+            original_mode = tree.mode(path)
+        result = sha256(content) if content is not None else None
+        mode = overlay.modes.get(path)
+        if result == original and mode in (None, original_mode) and path not in old:
+            continue
+        records[path] = FileRecord(path, original, original_mode, result, mode)
+    applied = tuple(
+        AppliedPatch(
+            id=meta.id,
+            set_name=meta.set_name,
+            kind=meta.kind.value,
+            digest=patch_digest(meta),
+            outcome=res.outcome.value,
+            step=res.step.value,
+            files=tuple(sorted({c.path for c in res.changes})),
+        )
+        for meta, res in zip(patches, results, strict=True)
+    )
+    return State(entry.name, commit_id, entry.version, applied, records)
+
+
+# -- installed packages: patches to files the distribution holds ---------------------------------
+@dataclass(frozen=True)
+class NotApplicable:
+    patch_id: str
+    paths: tuple[str, ...]  # the repository paths the tree does not hold
+    reason: str
+
+
+def split_applicable(
+    tree: Tree, patches: Sequence[PatchMeta]
+) -> tuple[list[PatchMeta], list[NotApplicable]]:
+    """Patches the tree holds every path of, and the rest with the paths it lacks named.
+
+    A patch touching some held and some missing paths is not applicable as a whole: applying
+    half a fix is worse than none."""
+    applicable, skipped = [], []
+    for meta in patches:
+        missing = tuple(p for p in touched_paths(meta) if not tree.holds(p))
+        if not missing:
+            applicable.append(meta)
+            continue
+        reason = (
+            f"{meta.id} changes {', '.join(missing)}, which the {tree.kind} tree at "
+            f"{tree.root} does not contain (compiled or build-only sources)"
+        )
+        skipped.append(NotApplicable(meta.id, missing, reason))
+    return applicable, skipped

@@ -1,0 +1,80 @@
+"""The real objects a command needs, built once at the edge: the project (lock and patch sets),
+the tree to work on, and where base blobs can be found."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+from patchkit.cache import cache_root
+from patchkit.engine.series import Blobs
+from patchkit.model import Lock, LockEntry, PatchMeta, PatchSet, SourceKind
+from patchkit.patchset import load_patchsets, select_patches
+from patchkit.upstream.lock import find_lock, load_lock, target
+from patchkit.workspace.tree import Tree, checkout_tree
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path
+    lock: Lock
+    sets: tuple[PatchSet, ...]
+
+    def entry(self, name: str) -> LockEntry:
+        return target(self.lock, name)
+
+    def patches(
+        self, name: str, *, include: tuple[str, ...] = (), only: tuple[str, ...] = ()
+    ) -> list[PatchMeta]:
+        return select_patches(list(self.sets), name, include=include, only=only)
+
+    def listed(self, name: str) -> list[PatchMeta]:
+        """Every patch for the target, opt-in ones included (for status and reports)."""
+        return [p for s in self.sets for p in s.for_target(name)]
+
+    def patch(self, patch_id: str) -> PatchMeta:
+        for patch_set in self.sets:
+            for meta in patch_set.patches:
+                if meta.id == patch_id:
+                    return meta
+        from patchkit.errors import ConfigError
+
+        raise ConfigError(f"no patch {patch_id!r} in the patch sets under {self.root}/patchsets")
+
+
+def load_project(start: Path, sets: list[str] | None = None) -> Project:
+    lock_path = find_lock(start.resolve())
+    root = lock_path.parent
+    return Project(root, load_lock(lock_path), tuple(load_patchsets(root, sets)))
+
+
+def open_checkout(entry: LockEntry, checkout: Path | None) -> Tree:
+    """The checkout given, or the locked tree patchkit fetched into its cache."""
+    if checkout is not None:
+        return checkout_tree(checkout, entry.name)
+    if entry.source.kind is SourceKind.PATH and entry.source.path:
+        return checkout_tree(Path(entry.source.path), entry.name)
+    from patchkit.upstream.sources import fetch
+
+    return checkout_tree(fetch(entry).path, entry.name)
+
+
+def open_tree(entry: LockEntry, args: argparse.Namespace) -> Tree:
+    """The tree the command line names: --installed (with --python), --checkout, or the cache."""
+    if getattr(args, "installed", False):
+        from patchkit.workspace.installed import open_installed
+
+        return open_installed(entry, Path(args.python) if args.python else None)
+    return open_checkout(entry, getattr(args, "checkout", None))
+
+
+def blobs_for(entry: LockEntry, tree: Tree) -> Blobs:
+    """Base blobs come from the tree's own repository, then from patchkit's cache of upstream."""
+    repos = []
+    if (tree.root / ".git").exists():
+        repos.append(tree.root)
+    cached = cache_root() / "repos" / f"{entry.name}.git"
+    if cached.is_dir():
+        repos.append(cached)
+    return Blobs(repos)

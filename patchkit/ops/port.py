@@ -1,0 +1,123 @@
+"""``patchkit port``: the plumbing under rebase, for one diff file.
+
+A diff made at base commit B is applied to a checkout at whatever commit it is, through the
+same chain as a rebase: exact → unique context / probe → three-way merge from B's blobs. The
+tree is edited in place through :func:`patchkit.workspace.txn.commit` (all or nothing); on any outcome
+but ``applied``, ``carried`` or ``upstreamed`` nothing is written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from patchkit.engine.diffparse import parse_diff
+from patchkit.engine.series import Blobs, run_patch, touched_paths
+from patchkit.errors import PatchFailed, SourceError, TreeError
+from patchkit.gitrepo import GitRepo, blob_id
+from patchkit.model import FileChange, Outcome, PatchKind, PatchMeta, PatchResult
+from patchkit.workspace.state import StateStore
+from patchkit.workspace.tree import Tree, checkout_tree
+from patchkit.workspace.treecheck import changed_files
+from patchkit.workspace.txn import Write, commit, recover
+
+
+@dataclass(frozen=True)
+class PortReport:
+    patch_file: Path
+    base: str  # the full commit the diff was made at
+    checkout: Path
+    outcome: Outcome  # applied only when the files it touches are as they were at ``base``
+    result: PatchResult
+    written: tuple[str, ...]
+
+
+class _BaseBlobs(Blobs):
+    """Blobs of the checkout's repository, and the base commit's files by (abbreviated) id, so
+    a diff without full index lines still gets its three-way base."""
+
+    def __init__(self, repo: Path, base_files: dict[str, bytes]) -> None:
+        super().__init__([repo])
+        self._by_id = {blob_id(c): c for c in base_files.values()}
+
+    def read(self, sha: str) -> bytes | None:
+        found = super().read(sha) if len(sha) == 40 else None
+        if found is not None:
+            return found
+        hits = [c for i, c in self._by_id.items() if i.startswith(sha)]
+        return hits[0] if len(hits) == 1 else None
+
+
+def port(
+    *, patch_file: Path, base_commit: str, checkout: Path, allow_dirty: bool = False
+) -> PortReport:
+    """Apply ``patch_file`` (made at ``base_commit``) to ``checkout`` in place."""
+    tree = checkout_tree(checkout, "port")
+    store = StateStore(tree.state_dir)
+    recover(tree, store)
+    meta = _meta(patch_file)
+    paths = touched_paths(meta)
+    with GitRepo(tree.root) as repo:
+        base = _resolve(repo, base_commit)
+        base_files = {p: c for p in paths if (c := repo.read_file(base, p)) is not None}
+    blobs = _BaseBlobs(tree.root, base_files)
+    try:
+        result = run_patch(meta, tree.read, blobs)
+    finally:
+        blobs.close()
+    outcome = _outcome(result, tree, base_files, paths)
+    written: tuple[str, ...] = ()
+    if outcome in (Outcome.APPLIED, Outcome.CARRIED):
+        _check_clean(tree, paths, allow_dirty)
+        writes = [Write(c.path, c.content, c.mode) for c in _with_renames(result)]
+        commit(tree, store, writes, store.load())
+        written = tuple(w.path for w in writes)
+    return PortReport(patch_file, base, tree.root, outcome, result, written)
+
+
+def _meta(patch_file: Path) -> PatchMeta:
+    path = patch_file.resolve()
+    if not path.is_file():
+        raise PatchFailed(f"{patch_file} does not exist")
+    kind = PatchKind.REWRITE if path.suffix == ".py" else PatchKind.DIFF
+    if kind is PatchKind.DIFF:
+        parse_diff(path.read_bytes(), path)  # a malformed diff is a ConfigError naming it
+    return PatchMeta(path.stem, path.stem, "ported", "port", kind, path, path, "port")
+
+
+def _resolve(repo: GitRepo, rev: str) -> str:
+    found = repo.resolve(rev)
+    if found is None:
+        raise SourceError(
+            f"{rev} is not a commit of {repo.path}",
+            hint="fetch the commit the diff was made at into the checkout first",
+        )
+    return found
+
+
+def _check_clean(tree: Tree, paths: list[str], allow_dirty: bool) -> None:
+    dirty = changed_files(tree, paths)
+    if dirty and not allow_dirty:
+        raise TreeError(
+            f"uncommitted changes in files the patch touches: {', '.join(dirty)} ({tree.root})",
+            hint="commit or stash them first, or pass --allow-dirty to patch on top of them",
+        )
+
+
+def _outcome(
+    result: PatchResult, tree: Tree, base_files: dict[str, bytes], paths: list[str]
+) -> Outcome:
+    if result.outcome is not Outcome.APPLIED:
+        return result.outcome
+    same = all(tree.read(p) == base_files.get(p) for p in paths)
+    return Outcome.APPLIED if same else Outcome.CARRIED
+
+
+def _with_renames(result: PatchResult) -> list[FileChange]:
+    """The file changes, with each renamed file's old path deleted."""
+    out: list[FileChange] = []
+    for change in result.changes:
+        if change.old_path:
+            out.append(FileChange(change.old_path, None))
+        out.append(change)
+    return out

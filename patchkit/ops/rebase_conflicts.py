@@ -1,0 +1,327 @@
+"""What a rebase leaves behind: its report values; when it stops, its state under the cache,
+the worktree for a person and the conflict report (Markdown for people, JSON for tools) naming
+patch, file, hunk, both sides and reason; when it finishes, the project files written together.
+
+A stopped rebase lives in ``<cache>/rebase/<target>-<project digest>/``; the project itself is
+not touched until the rebase finishes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+
+from patchkit.cache import cache_dir
+from patchkit.engine.bisect import Point
+from patchkit.errors import ConfigError, RebaseStopped
+from patchkit.gitrepo import GitRepo
+from patchkit.model import ConflictDetail, FileChange, Outcome, PatchMeta, PatchResult, Step
+from patchkit.upstream.lock import move_lock
+from patchkit.workspace.tree import Tree, write_file
+
+STATE = "state.json"
+REPORT_MD = "conflicts.md"
+REPORT_JSON = "conflicts.json"
+
+
+@dataclass(frozen=True)
+class PatchRebase:
+    """What a rebase did with one patch."""
+
+    id: str
+    outcome: Outcome
+    step: str  # a Step value, or "manual"
+    absorbed_by: str | None = None  # release/commit where upstream first had the change
+    broken_by: str | None = None  # release/commit where the patch first stopped applying
+    probes: int = 0  # apply attempts bisection made for this patch
+    refreshed: bool = False  # its patch file is rewritten
+    details: tuple[ConflictDetail, ...] = ()
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class RebaseReport:
+    target: str
+    from_version: str
+    onto: str
+    commit: str  # the upstream commit the lock moves to
+    patches: tuple[PatchRebase, ...]
+    lock_moved: bool
+    stopped: bool
+    report: Path | None = None  # conflicts.md, when stopped
+    worktree: Path | None = None  # the tree left for a person, when stopped
+    points: int = 0  # points of history bisection ran the series at (releases fetched)
+
+    @property
+    def probes(self) -> int:
+        return sum(p.probes for p in self.patches)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "from": self.from_version,
+            "onto": self.onto,
+            "patches": [
+                {
+                    "id": p.id,
+                    "outcome": p.outcome.value,
+                    "step": p.step,
+                    "absorbed_by": p.absorbed_by,
+                    "broken_by": p.broken_by,
+                }
+                for p in self.patches
+            ],
+            "commit": self.commit,
+            "lock_moved": self.lock_moved,
+            "stopped": self.stopped,
+            "report": str(self.report) if self.report else None,
+            "bisect": {"points": self.points, "attempts": self.probes},
+        }
+
+
+@dataclass(frozen=True)
+class Bisected:
+    """What bisection learnt about one patch (kept so --continue does not probe again)."""
+
+    absorbed_by: str | None = None
+    broken_by: str | None = None
+    probes: int = 0
+    outcome: str | None = None  # the outcome history settles on (upstreamed before it broke)
+
+
+@dataclass(frozen=True)
+class RebaseState:
+    project: str  # the project root
+    target: str
+    sets: list[str] | None  # patch sets asked for (None: all)
+    onto: Point
+    allow_pending: bool
+    stopped: list[str]  # ids of the patches a person must fix
+    found: dict[str, Bisected] = field(default_factory=dict)
+    points: int = 0  # points of history the series ran at while bisecting
+
+
+def state_dir(project: Path, target: str) -> Path:
+    digest = hashlib.sha256(str(project.resolve()).encode()).hexdigest()[:12]
+    return cache_dir("rebase") / f"{target}-{digest}"
+
+
+def worktree_of(directory: Path) -> Path:
+    return directory / "tree"
+
+
+def save_state(directory: Path, state: RebaseState) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    raw = asdict(state)
+    tmp = directory / f"{STATE}.tmp"
+    tmp.write_text(json.dumps(raw, indent=1, sort_keys=True))
+    tmp.replace(directory / STATE)
+
+
+def load_state(directory: Path) -> RebaseState | None:
+    path = directory / STATE
+    if not path.is_file():
+        return None
+    try:
+        raw: dict[str, Any] = json.loads(path.read_text())
+        raw["onto"] = Point(**raw["onto"])
+        raw["found"] = {k: Bisected(**v) for k, v in raw["found"].items()}
+        return RebaseState(**raw)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(
+            f"{path}: the saved rebase state is unreadable ({exc})",
+            hint="`patchkit rebase --abort` drops it",
+        ) from None
+
+
+def drop_state(directory: Path, repo: GitRepo | None) -> None:
+    """Forget a rebase: its worktree (through git) and everything in its directory."""
+    tree = worktree_of(directory)
+    if tree.exists() and repo is not None:
+        repo.remove_worktree(tree)
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def write_conflicted(tree: Tree, stopped: list[dict[str, bytes | None]]) -> None:
+    """Each stopped patch's files (as the earlier patches leave them, with the merge's conflict
+    markers where there are some) into the worktree; the first patch to name a file wins."""
+    written: set[str] = set()
+    for files in stopped:
+        for path, content in files.items():
+            if path in written or content is None:
+                continue
+            write_file(tree.disk_path(path), content, None)
+            written.add(path)
+
+
+# -- what a person fixed (--continue) --------------------------------------------------------
+_MARKERS = (b"<<<<<<< ", b">>>>>>> ")
+
+
+def worktree_fixes(tree: Tree, paths: dict[str, list[str]]) -> dict[str, dict[str, bytes | None]]:
+    """Patch id -> its files as the person left them in the worktree; refuses conflict
+    markers."""
+    fixes = {}
+    for patch_id, names in paths.items():
+        files = {p: tree.read(p) for p in names}
+        marked = [p for p, c in files.items() if c and any(m in c for m in _MARKERS)]
+        if marked:
+            raise RebaseStopped(
+                f"{patch_id}: {', '.join(marked)} still has conflict markers in {tree.root}",
+                hint="resolve them, then --continue again (or --abort)",
+            )
+        fixes[patch_id] = files
+    return fixes
+
+
+def manual_result(
+    patch_id: str, before: dict[str, bytes | None], after: dict[str, bytes | None]
+) -> PatchResult:
+    """A patch as a person fixed it: carried, with the files that differ from ``before``."""
+    changes = tuple(FileChange(p, c) for p, c in after.items() if c != before.get(p))
+    if not changes:
+        raise RebaseStopped(
+            f"{patch_id}: the worktree shows no change for it",
+            hint=f"fix its files in the worktree, or drop {patch_id} from the series, "
+            "then --continue again",
+        )
+    return PatchResult(patch_id, Outcome.CARRIED, Step.NONE, changes)
+
+
+# -- the conflict report ----------------------------------------------------------------------
+def write_report(directory: Path, report: RebaseReport) -> Path:
+    """Write ``conflicts.md`` and ``conflicts.json``; the Markdown path is returned."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / REPORT_JSON).write_text(json.dumps(report_json(report), indent=2) + "\n")
+    md = directory / REPORT_MD
+    md.write_text(report_markdown(report))
+    return md
+
+
+def report_json(report: RebaseReport) -> dict[str, Any]:
+    data = report.to_json()
+    data["worktree"] = str(report.worktree) if report.worktree else None
+    for entry, patch in zip(data["patches"], report.patches, strict=True):
+        entry["conflicts"] = [
+            {"file": d.path, "hunk": d.hunk, "reason": d.reason, "ours": d.ours, "theirs": d.theirs}
+            for d in patch.details
+        ]
+        entry["message"] = patch.message
+    return data
+
+
+def report_markdown(report: RebaseReport) -> str:
+    lines = [
+        f"# Rebase of {report.target} {report.from_version} onto {report.onto}: stopped",
+        "",
+        f"Worktree with the conflicted files: `{report.worktree}`",
+        "",
+        "| patch | outcome | step | broken by | absorbed by |",
+        "|---|---|---|---|---|",
+    ]
+    for p in report.patches:
+        lines.append(
+            f"| {p.id} | {p.outcome.value} | {p.step} | {p.broken_by or ''} | "
+            f"{p.absorbed_by or ''} |"
+        )
+    for p in report.patches:
+        if not p.outcome.ok:
+            lines += _patch_section(p)
+    lines += ["", "## What to do", "", *_next_steps(report.target)]
+    return "\n".join(lines) + "\n"
+
+
+def _patch_section(patch: PatchRebase) -> list[str]:
+    broken = f" (first at {patch.broken_by})" if patch.broken_by else ""
+    lines = ["", f"## {patch.id}: {patch.outcome.value}{broken}", ""]
+    if patch.message:
+        lines += [patch.message, ""]
+    for d in patch.details:
+        lines += [f"### `{d.path}` {d.hunk}".rstrip(), "", f"Reason: {d.reason}", ""]
+        lines += ["Upstream now (ours):", "", *_fenced(d.ours), ""]
+        lines += ["The patch wants (theirs):", "", *_fenced(d.theirs), ""]
+    return lines
+
+
+def _fenced(text: str) -> list[str]:
+    if not text:
+        return ["(nothing)"]
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence, text.rstrip("\n"), fence]
+
+
+def _next_steps(target: str) -> list[str]:
+    return [
+        "1. Fix the files in the worktree (remove every conflict marker).",
+        f"2. `patchkit rebase --target {target} --continue` records the fixed patches' new "
+        "diffs from the worktree and finishes (a rewrite patch is re-run: fix its `.py`).",
+        f"3. Or `patchkit rebase --target {target} --abort`: nothing in the project changed.",
+        "   `--allow-pending` moves the lock anyway and marks the rest pending.",
+    ]
+
+
+# -- finishing: the project files, together ---------------------------------------------------
+def publish(
+    files: dict[Path, bytes],
+    lock: Path,
+    target: str,
+    version: str,
+    commit: str,
+    pins: dict[str, str] | None = None,
+) -> None:
+    """Write patch files and metadata (temp files + rename), then move the lock; if any step
+    fails, every file is put back as it was."""
+    saved = {p: p.read_bytes() for p in [*files, lock]}
+    try:
+        _replace_all(files)
+        move_lock(lock, target, version=version, commit=commit, pins=pins)
+    except BaseException:
+        _replace_all(saved)
+        raise
+
+
+def _replace_all(files: dict[Path, bytes]) -> None:
+    staged = []
+    try:
+        for path, content in files.items():
+            tmp = path.with_name(f".{path.name}.rebase-tmp")
+            tmp.write_bytes(content)
+            staged.append((tmp, path))
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    finally:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+
+
+def meta_text(meta: PatchMeta, patch: PatchRebase, label: str) -> str | None:
+    """The patch's metadata with its new history (tomlkit: comments and layout kept); None if
+    nothing changes."""
+    original = meta.meta_file.read_text()
+    doc = tomlkit.parse(original)
+    history = doc.get("history")
+    if history is None:
+        history = tomlkit.table()
+        doc["history"] = history
+    if patch.outcome is Outcome.UPSTREAMED:
+        doc["status"] = "merged"
+        doc["merged_in"] = patch.absorbed_by or label
+    if patch.absorbed_by:
+        history["absorbed_by"] = patch.absorbed_by
+    if patch.broken_by:
+        history["broken_by"] = patch.broken_by
+    if not patch.outcome.ok:
+        history["pending"] = f"{patch.outcome.value} on {label}"
+    elif "pending" in history:
+        del history["pending"]
+    text = tomlkit.dumps(doc)
+    return text if text != original else None

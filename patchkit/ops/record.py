@@ -1,0 +1,240 @@
+"""``patchkit record``: turn edits made in a checkout into a diff patch with metadata, or refresh
+an existing diff patch after a manual fix (as ``quilt refresh`` does). Output is stable: a patch
+whose diff did not change is not rewritten."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import tomlkit
+
+from patchkit.engine.difftext import FileDelta, unified_diff
+from patchkit.engine.series import Blobs, Overlay, run_series, touched_paths
+from patchkit.errors import ConfigError, PatchFailed, TreeError
+from patchkit.model import PatchKind, PatchMeta, PatchSet, UpstreamStatus
+from patchkit.ops.apply import series_applied, upstream_view
+from patchkit.patchset import ID_PATTERN, KIND_BY_SUFFIX, MANIFEST
+from patchkit.workspace.state import AppliedPatch, FileRecord, State, StateStore
+from patchkit.workspace.tree import Tree, sha256
+from patchkit.workspace.treecheck import changed_files
+
+
+@dataclass(frozen=True)
+class RecordReport:
+    patch_id: str
+    patch_file: Path
+    files: tuple[str, ...]
+    changed: bool  # False: the patch file already said exactly this
+
+
+def _expected(tree: Tree, series: Sequence[PatchMeta], blobs: Blobs) -> Overlay:
+    """The files as the committed tree plus the series would have them."""
+    overlay = upstream_view(tree, committed=True)
+    for result in run_series(series, overlay, blobs):
+        if not result.outcome.ok:
+            raise PatchFailed(
+                f"{result.patch_id} no longer applies ({result.outcome.value})",
+                hint="fix the tree by hand, then `patchkit record --patch ID`",
+            )
+    return overlay
+
+
+def _edited(tree: Tree, state: State | None, paths: Sequence[str]) -> list[str]:
+    """Files edited since the series was applied (all, or among ``paths``)."""
+    ours = state.files if state else {}
+    dirty = {p for p in changed_files(tree, list(paths) if paths else None) if p not in ours}
+    mine = {
+        p
+        for p, rec in ours.items()
+        if _sha(tree.read(p)) != rec.result and (not paths or p in paths)
+    }
+    return sorted(dirty | mine)
+
+
+def _sha(content: bytes | None) -> str | None:
+    return sha256(content) if content is not None else None
+
+
+def record(
+    *,
+    tree: Tree,
+    patch_set: PatchSet,
+    series: Sequence[PatchMeta],
+    patch_id: str,
+    blobs: Blobs,
+    title: str = "",
+    why: str = "",
+    author: str = "",
+    paths: Sequence[str] = (),
+) -> RecordReport:
+    """Record edits as patch ``patch_id``: new (appended to the set) or a refresh of it."""
+    if not ID_PATTERN.match(patch_id):
+        raise ConfigError(f"{patch_id!r} is not a valid patch id (lowercase, digits, . _ -)")
+    existing = next((p for p in series if p.id == patch_id), None)
+    if existing is not None:
+        return _refresh(tree, series, existing, blobs, paths)
+    patches_dir = patch_set.root / "patches"
+    refuse_taken(patch_id, patch_set.patches, patches_dir)
+    if not title or not why:
+        raise ConfigError(f"a new patch {patch_id!r} needs --title and --why")
+    store = StateStore(tree.state_dir)
+    state = store.load()
+    _require_applied(tree, state, series)
+    expected = _expected(tree, series, blobs)
+    edited = _edited(tree, state, paths)
+    if not edited:
+        raise TreeError(
+            f"no edits to record in {tree.root}" + (f" among {', '.join(paths)}" if paths else ""),
+            hint="edit the files in the checkout first (`patchkit status` shows what patchkit "
+            "applied), or name the edited files as arguments",
+        )
+    deltas = [FileDelta(p, expected.read(p), tree.read(p)) for p in edited]
+    diff = unified_diff(deltas)
+    if not diff:
+        raise TreeError(
+            f"the edits in {tree.root} make no difference to the series; nothing written"
+        )
+    patch_file = patches_dir / f"{patch_id}.patch"
+    patch_file.write_bytes(diff)
+    _write_meta(patches_dir / f"{patch_id}.toml", patch_id, tree.target, title, why, author)
+    _append_series(patch_set.root / MANIFEST, patch_id)
+    _note_applied(store, state, tree, patch_id, patch_set.name, diff, deltas)
+    return RecordReport(patch_id, patch_file, tuple(edited), True)
+
+
+def refuse_taken(patch_id: str, patches: Sequence[PatchMeta], patches_dir: Path | None) -> None:
+    """ConfigError when a new patch ``patch_id`` would overwrite a patch not in the series (an
+    opt-in or retired one, or one of another set) or files already under ``patches_dir``."""
+    taken = next((p for p in patches if p.id == patch_id), None)
+    if taken is not None and taken.status is UpstreamStatus.MERGED:
+        raise ConfigError(
+            f"{patch_id} is already a patch ({taken.meta_file}), retired as merged upstream",
+            hint="record the edits under another --patch id",
+        )
+    if taken is not None:
+        raise ConfigError(
+            f"{patch_id} is already a patch of set {taken.set_name} ({taken.meta_file}) that "
+            "is not in the series used here",
+            hint=f"pass `--include {patch_id}` to refresh it, or record under another --patch id",
+        )
+    names = [f"{patch_id}{suffix}" for suffix in (".toml", *KIND_BY_SUFFIX)]
+    found = [patches_dir / n for n in names if (patches_dir / n).exists()] if patches_dir else []
+    if found:
+        raise ConfigError(
+            f"{patch_id} would overwrite {', '.join(str(f) for f in found)}",
+            hint="record under another --patch id, or move those files away first",
+        )
+
+
+def _require_applied(tree: Tree, state: State | None, series: Sequence[PatchMeta]) -> None:
+    """A new patch is the difference from the applied series: the tree must have it applied."""
+    if not series_applied(state, series):
+        includes = "".join(f" --include {p.id}" for p in series if p.optional)
+        raise TreeError(
+            f"{tree.root} does not have the series of {tree.target} applied (as selected here), "
+            "so a new patch would undo or repeat its changes; nothing written",
+            hint=f"`patchkit apply --target {tree.target}{includes}` first (same --set), "
+            "then make the edits and record them",
+        )
+
+
+def _refresh(
+    tree: Tree, series: Sequence[PatchMeta], meta: PatchMeta, blobs: Blobs, paths: Sequence[str]
+) -> RecordReport:
+    if meta.kind is not PatchKind.DIFF:
+        raise ConfigError(
+            f"{meta.id} is a rewrite ({meta.file}); edit the rewrite module instead of recording"
+        )
+    index = series.index(meta)
+    files = sorted(set(touched_paths(meta)) | set(paths))
+    later = [p.id for p in series[index + 1 :] if set(touched_paths(p)) & set(files)]
+    if later:
+        raise TreeError(
+            f"cannot refresh {meta.id}: later patches {', '.join(later)} change the same files",
+            hint="refresh the last patch of the series that touches them, or reset and re-apply",
+        )
+    before = _expected(tree, series[:index], blobs)
+    diff = unified_diff(FileDelta(p, before.read(p), tree.read(p)) for p in files)
+    if not diff:
+        raise TreeError(f"refreshing {meta.id} would leave an empty patch; nothing written")
+    changed = diff != meta.file.read_bytes()
+    if changed:
+        meta.file.write_bytes(diff)
+        _update_state_digest(tree, meta, diff, files)
+    return RecordReport(meta.id, meta.file, tuple(files), changed)
+
+
+def _write_meta(path: Path, patch_id: str, target: str, title: str, why: str, author: str) -> None:
+    doc = tomlkit.document()
+    for key, value in (
+        ("id", patch_id),
+        ("title", title),
+        ("target", target),
+        ("why", why),
+        ("author", author),
+        ("status", "local"),
+    ):
+        doc[key] = value
+    path.write_text(tomlkit.dumps(doc))
+
+
+def _append_series(manifest: Path, patch_id: str) -> None:
+    doc = tomlkit.parse(manifest.read_text())
+    series = doc["patchset"]["series"]
+    series.append(patch_id)
+    manifest.write_text(tomlkit.dumps(doc))
+
+
+def _note_applied(
+    store: StateStore,
+    state: State | None,
+    tree: Tree,
+    patch_id: str,
+    set_name: str,
+    diff: bytes,
+    deltas: Sequence[FileDelta],
+) -> None:
+    """The tree now has the new patch applied: say so in the state. A file patchkit had not
+    touched yet gets its original from upstream (the committed file), never from the edits."""
+    files = dict(state.files) if state else {}
+    upstream = upstream_view(tree, committed=True)
+    for d in deltas:
+        old = files.get(d.path)
+        if old is None:
+            content = upstream.read(d.path)
+            original = store.put(content) if content is not None else None
+            mode = upstream.mode(d.path) if content is not None else None
+            old = FileRecord(d.path, original, mode, None, None)
+        files[d.path] = replace(old, result=_sha(d.after))
+    applied = AppliedPatch(
+        patch_id, set_name, "diff", sha256(diff), "applied", "exact", tuple(d.path for d in deltas)
+    )
+    patches = (*(state.patches if state else ()), applied)
+    target = state.target if state else tree.target
+    store.save(
+        State(
+            target,
+            state.commit if state else None,
+            state.lock_version if state else "",
+            patches,
+            files,
+        )
+    )
+
+
+def _update_state_digest(tree: Tree, meta: PatchMeta, diff: bytes, files: Sequence[str]) -> None:
+    store = StateStore(tree.state_dir)
+    state = store.load()
+    if state is None or state.patch(meta.id) is None:
+        return
+    patches = tuple(
+        replace(p, digest=sha256(diff), files=tuple(files)) if p.id == meta.id else p
+        for p in state.patches
+    )
+    records = dict(state.files)
+    for path in files:
+        if path in records:
+            records[path] = replace(records[path], result=_sha(tree.read(path)))
+    store.save(replace(state, patches=patches, files=records))

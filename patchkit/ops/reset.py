@@ -1,0 +1,58 @@
+"""``patchkit reset``: put every file patchkit changed back to its upstream bytes.
+
+A file edited after apply is never overwritten silently: reset refuses, or with ``force`` saves
+the edited file under the state directory first and says where."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from patchkit.errors import TreeError
+from patchkit.workspace.state import StateStore
+from patchkit.workspace.tree import Tree, sha256, write_file
+from patchkit.workspace.txn import Write, commit, recover
+
+
+@dataclass(frozen=True)
+class ResetReport:
+    restored: tuple[str, ...]
+    saved_aside: Path | None = None
+
+
+def reset(*, tree: Tree, force: bool = False) -> ResetReport:
+    store = StateStore(tree.state_dir)
+    recover(tree, store)
+    state = store.load()
+    if state is None:
+        return ResetReport(())
+    edited = {}
+    for path, rec in state.files.items():
+        current = tree.read(path)
+        if (sha256(current) if current is not None else None) != rec.result:
+            edited[path] = current
+    if edited and not force:
+        raise TreeError(
+            f"files were edited after patchkit applied them: {', '.join(sorted(edited))}",
+            hint="`patchkit record` keeps the edits as a patch; `patchkit reset --force` saves "
+            "them aside and resets",
+        )
+    aside = _save_aside(store, edited) if edited else None
+    writes = [
+        Write(path, store.get(rec.original) if rec.original else None, rec.original_mode)
+        for path, rec in sorted(state.files.items())
+    ]
+    commit(tree, store, writes, None)
+    return ResetReport(tuple(w.path for w in writes), aside)
+
+
+def _save_aside(store: StateStore, edited: dict[str, bytes | None]) -> Path:
+    saved = store.dir / "saved"
+    saved.mkdir(parents=True, exist_ok=True)
+    aside = Path(tempfile.mkdtemp(prefix=time.strftime("%Y%m%d-%H%M%S-"), dir=saved))
+    for path, content in edited.items():
+        if content is not None:
+            write_file(aside / path, content, None)
+    return aside

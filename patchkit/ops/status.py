@@ -1,0 +1,125 @@
+"""``patchkit status``: per patch, applied / not applied / modified since apply / outdated."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from patchkit.model import LockEntry, PatchMeta, UpstreamStatus
+from patchkit.patchset import patch_digest
+from patchkit.workspace.state import State, StateStore
+from patchkit.workspace.tree import Tree, sha256
+from patchkit.workspace.treecheck import tree_commit
+
+
+class PatchState(str, enum.Enum):
+    APPLIED = "applied"
+    NOT_APPLIED = "not applied"
+    MODIFIED = "modified since apply"  # a file it changed was edited afterwards
+    OUTDATED = "outdated"  # applied, but the patch file changed since: apply again
+    UPSTREAMED = "upstreamed"  # recorded as already present upstream when applied
+    RETIRED = "retired"  # upstream merged it (status = "merged"); no longer applied
+    PENDING = "pending"  # a rebase moved the lock past it (--allow-pending): fix it first
+
+
+@dataclass(frozen=True)
+class PatchStatus:
+    id: str
+    set_name: str
+    kind: str
+    state: PatchState
+    files: tuple[str, ...] = ()
+    optional: bool = False
+    verified: str = "never"  # the last verification, where it ran, and whether it is stale
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    target: str
+    commit: str | None
+    root: str
+    patches: tuple[PatchStatus, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "target": self.target,
+            "commit": self.commit,
+            "tree": self.root,
+            "patches": [
+                {
+                    "id": p.id,
+                    "set": p.set_name,
+                    "kind": p.kind,
+                    "state": p.state.value,
+                    "files": list(p.files),
+                    "optional": p.optional,
+                    "verified": p.verified,
+                }
+                for p in self.patches
+            ],
+        }
+
+
+def _edited(tree: Tree, state: State, files: Sequence[str]) -> bool:
+    for path in files:
+        rec = state.files.get(path)
+        current = tree.read(path)
+        if rec is not None and (sha256(current) if current is not None else None) != rec.result:
+            return True
+    return False
+
+
+def _one(tree: Tree, state: State | None, meta: PatchMeta) -> PatchStatus:
+    applied = state.patch(meta.id) if state else None
+    if (applied is None or state is None) and meta.status is UpstreamStatus.MERGED:
+        return PatchStatus(
+            meta.id, meta.set_name, meta.kind.value, PatchState.RETIRED, optional=meta.optional
+        )
+    if (applied is None or state is None) and meta.history.pending:
+        return PatchStatus(
+            meta.id, meta.set_name, meta.kind.value, PatchState.PENDING, optional=meta.optional
+        )
+    if applied is None or state is None:
+        return PatchStatus(
+            meta.id, meta.set_name, meta.kind.value, PatchState.NOT_APPLIED, optional=meta.optional
+        )
+    if _edited(tree, state, applied.files):
+        patch_state = PatchState.MODIFIED
+    elif applied.digest != patch_digest(meta):
+        patch_state = PatchState.OUTDATED
+    elif applied.outcome == "upstreamed":
+        patch_state = PatchState.UPSTREAMED
+    else:
+        patch_state = PatchState.APPLIED
+    return PatchStatus(
+        meta.id, meta.set_name, meta.kind.value, patch_state, applied.files, meta.optional
+    )
+
+
+def verification_summary(meta: PatchMeta, entry: LockEntry) -> str:
+    """The newest verification per environment kind, e.g. "passed on NVIDIA H200 (sm_90)"."""
+    from patchkit.verify.records import is_stale, last_results, set_root_of
+
+    records = last_results(set_root_of(meta), meta)
+    parts = []
+    for record in reversed(records):
+        stale = " (stale)" if is_stale(record, meta, entry) else ""
+        partly = f" ({record.reason})" if record.reason and record.result == "passed" else ""
+        parts.append(
+            f"{record.result}{partly} on {record.environment.kind} {record.time[:10]}{stale}"
+        )
+    return "; ".join(parts) or "never"
+
+
+def status(
+    *, tree: Tree, patches: Sequence[PatchMeta], entry: LockEntry | None = None
+) -> StatusReport:
+    state = StateStore(tree.state_dir).load()
+    rows = tuple(_one(tree, state, meta) for meta in patches)
+    if entry is not None:
+        rows = tuple(
+            replace(row, verified=verification_summary(meta, entry))
+            for row, meta in zip(rows, patches, strict=True)
+        )
+    return StatusReport(tree.target, tree_commit(tree), str(tree.root), rows)

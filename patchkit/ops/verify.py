@@ -1,0 +1,128 @@
+"""``patchkit verify``: run each patch's tests against the patched tree (``verify.run``) and record
+the outcome (``verify.records``)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+
+from patchkit.errors import TreeError, VerificationFailed
+from patchkit.model import Lock, PatchMeta
+from patchkit.ops.status import PatchState, status
+from patchkit.verify.env import (
+    DEFAULT_TIMEOUT_S,
+    Environment,
+    LocalRunner,
+    Runner,
+    probe_environment,
+)
+from patchkit.verify.records import (
+    Record,
+    add_records,
+    record_in_state,
+    set_root_of,
+)
+from patchkit.verify.run import Result, VerifyReport, _Context, _utcnow, to_record, verify_patch
+from patchkit.workspace.tree import Tree
+from patchkit.workspace.treecheck import tree_commit
+
+
+def verify(
+    *,
+    tree_root: Path,
+    patches: Sequence[PatchMeta],
+    lock: Lock,
+    runner: Runner,
+    python: str | None = None,
+    environment: Environment | None = None,
+    tree_commit: str | None = None,
+    record: bool = True,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    clock: Callable[[], datetime] = _utcnow,
+    has_upstream_tests: bool = True,
+) -> VerifyReport:
+    """Run each patch's declared tests against the patched tree at ``tree_root``.
+
+    Outcomes are values; nothing raises for a failed test (see ``raise_for``). With ``record``,
+    each patch's result is added to ``patchsets/<set>/verification.json``.
+    """
+    python = python or sys.executable
+    env = environment or probe_environment(python)
+    ctx = _Context(tree_root.resolve(), python, env, runner, timeout_s, has_upstream_tests)
+    verdicts, records = [], []
+    for meta in patches:
+        verdict = verify_patch(meta, ctx)
+        verdicts.append(verdict)
+        records.append(to_record(meta, verdict, lock, env, tree_commit, clock()))
+    written = _write(patches, records) if record else ()
+    return VerifyReport(env, tuple(verdicts), tuple(records), written)
+
+
+def _write(patches: Sequence[PatchMeta], records: Sequence[Record]) -> tuple[Path, ...]:
+    by_set: dict[Path, list[Record]] = {}
+    for meta, rec in zip(patches, records, strict=True):
+        by_set.setdefault(set_root_of(meta), []).append(rec)
+    return tuple(add_records(root, recs) for root, recs in by_set.items())
+
+
+# -- after apply, and the command line --------------------------------------------------------
+
+
+def verify_applied(
+    *,
+    tree: Tree,
+    lock: Lock,
+    patches: Sequence[PatchMeta],
+    runner: Runner | None = None,
+    python: str | None = None,
+    environment: Environment | None = None,
+    record: bool = True,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> VerifyReport:
+    """For ``apply --verify``: verify the patches just applied to ``tree``, and keep the outcome
+    in the tree's state. Returns the report; call ``raise_for`` after rendering it."""
+    report = verify(
+        tree_root=tree.root,
+        patches=patches,
+        lock=lock,
+        runner=runner or LocalRunner(),
+        python=python,
+        environment=environment,
+        tree_commit=tree_commit(tree),
+        has_upstream_tests=tree.kind != "installed",
+        record=record,
+        timeout_s=timeout_s,
+    )
+    record_in_state(tree.state_dir, report.records)
+    return report
+
+
+def raise_for(report: VerifyReport, *, strict: bool = False) -> None:
+    """VerificationFailed (exit 7) when a patch failed, or with ``strict`` was not run."""
+    failed = report.having(Result.FAILED)
+    if failed:
+        raise VerificationFailed(
+            f"verification failed for {', '.join(v.patch_id for v in failed)}",
+            hint="see the report above: fix the patch or its test, apply again, then "
+            "`patchkit verify` (the failure is recorded in verification.json)",
+        )
+    not_run = report.having(Result.NOT_RUN)
+    if strict and not_run:
+        raise VerificationFailed(
+            "not run: " + "; ".join(f"{v.patch_id} ({v.reason})" for v in not_run),
+            hint="run `patchkit verify` where the tests can run (a GPU, the dependencies "
+            "installed for --python), or drop --strict",
+        )
+
+
+def _require_applied(tree: Tree, patches: Sequence[PatchMeta]) -> None:
+    ok = (PatchState.APPLIED, PatchState.UPSTREAMED)
+    bad = [p for p in status(tree=tree, patches=patches).patches if p.state not in ok]
+    if bad:
+        raise TreeError(
+            f"not verifying {tree.root}: " + ", ".join(f"{p.id} is {p.state.value}" for p in bad),
+            hint=f"`patchkit apply --target {tree.target}` first (or `apply --verify`), "
+            "so the tests run against the patches as they are now",
+        )

@@ -1,0 +1,396 @@
+"""The package index pip is configured with: which one it is, the source releases it lists,
+verified downloads of them into the cache, and their safe extraction.
+
+The index URL is never hard-coded: ``PATCHKIT_INDEX_URL``, else ``PIP_INDEX_URL``, else the
+``index-url`` of ``pip config`` (global, user and site files merged as pip merges them), else
+pip's own default. Only the main index counts; ``extra-index-url`` entries are ignored.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import os
+import posixpath
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path, PurePosixPath
+
+import requests
+from packaging.version import InvalidVersion, Version
+from pypi_simple import DistributionPackage, NoSuchProjectError, ProjectPage, PyPISimple
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+
+from patchkit.cache import cache_dir
+from patchkit.errors import SourceError
+
+log = logging.getLogger("patchkit.upstream.index")
+
+TIMEOUT_S = 60.0
+CHUNK = 1 << 16
+# pip config sections in the order pip itself lets them win for `pip download`/`pip install`.
+_PIP_SECTIONS = ("download", "install", "global")
+
+
+# -- which index -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class IndexConfig:
+    url: str  # the simple API root, e.g. "https://pypi.org/simple"
+    origin: str  # where the URL came from, for messages ("PIP_INDEX_URL", "pip config", ...)
+    cert: str | None = None  # CA bundle pip is configured with, if any
+
+
+def parse_pip_config(text: str, key: str) -> str | None:
+    """The value of ``key`` in ``pip config list`` output, from the section that wins for pip."""
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        name, sep, raw = line.partition("=")
+        section, dot, option = name.strip().partition(".")
+        if sep and dot and option == key:
+            values[section] = raw.strip().strip("'\"")
+    return next((values[s] for s in _PIP_SECTIONS if values.get(s)), None)
+
+
+def pip_config_text() -> str:
+    """``python -m pip config list`` (merged global, user and site files); empty if pip fails."""
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pip", "config", "list"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.debug("pip config list failed: %s", exc)
+        return ""
+    return proc.stdout if proc.returncode == 0 else ""
+
+
+def pip_default_index() -> str | None:
+    try:
+        from pip._internal.models.index import PyPI
+    except ImportError:
+        return None
+    return str(PyPI.simple_url)
+
+
+def resolve_index(env: dict[str, str] | None = None, pip_config: str | None = None) -> IndexConfig:
+    """Find the index URL the way pip would (plus ``PATCHKIT_INDEX_URL`` first)."""
+    env = dict(os.environ) if env is None else env
+    text = pip_config_text() if pip_config is None else pip_config
+    cert = env.get("PIP_CERT") or parse_pip_config(text, "cert")
+    for var in ("PATCHKIT_INDEX_URL", "PIP_INDEX_URL"):
+        if env.get(var):
+            return IndexConfig(env[var].strip(), var, cert)
+    url = parse_pip_config(text, "index-url")
+    if url:
+        return IndexConfig(url, "pip config", cert)
+    url = pip_default_index()
+    if url:
+        return IndexConfig(url, "pip's default", cert)
+    raise SourceError(
+        "no package index configured: pip is not importable and no index URL is set",
+        hint="set PATCHKIT_INDEX_URL (or PIP_INDEX_URL) to the simple API of your package index",
+    )
+
+
+# -- what it lists -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Release:
+    """One source release (sdist) of a project on the index."""
+
+    project: str  # the name as asked for ("flashinfer-python")
+    version: str  # as the index spells it ("0.6.6")
+    filename: str  # "flashinfer_python-0.6.6.tar.gz"; a plain file name, no directories
+    url: str
+    sha256: str | None  # hex digest from the index; None when the index gives none
+    upload_time: datetime | None  # PEP 700, JSON pages only
+
+    @property
+    def parsed(self) -> Version:
+        return Version(self.version)
+
+    def git_date(self) -> str | None:
+        """The upload time as a git date (``<unix seconds> +0000``), if the index gave one."""
+        return None if self.upload_time is None else f"{int(self.upload_time.timestamp())} +0000"
+
+
+def _release(project: str, pkg: DistributionPackage) -> Release | None:
+    if pkg.package_type != "sdist" or pkg.is_yanked or not pkg.version:
+        return None
+    try:
+        Version(pkg.version)
+    except InvalidVersion:
+        return None
+    if Path(pkg.filename).name != pkg.filename or pkg.filename.startswith("."):
+        return None
+    sha = pkg.digests.get("sha256")
+    return Release(project, pkg.version, pkg.filename, pkg.url, sha, pkg.upload_time)
+
+
+def _console() -> Console:
+    return Console(stderr=True)
+
+
+class PackageIndex:
+    """A package index, reached lazily: building one does no network access, not even pip."""
+
+    def __init__(self, config: IndexConfig | None = None) -> None:
+        self._config = config
+
+    @functools.cached_property
+    def config(self) -> IndexConfig:
+        return self._config or resolve_index()
+
+    @property
+    def url(self) -> str:
+        return self.config.url
+
+    @functools.cached_property
+    def session(self) -> requests.Session:
+        session = requests.Session()
+        if self.config.cert:
+            session.verify = self.config.cert
+        return session
+
+    def releases(self, project: str, *, include_prereleases: bool = True) -> list[Release]:
+        """Source releases of ``project``, not yanked, oldest first."""
+        page = self._project_page(project)
+        found = (_release(project, pkg) for pkg in page.packages)
+        kept = [r for r in found if r and (include_prereleases or not r.parsed.is_prerelease)]
+        return sorted(kept, key=lambda r: (r.parsed, r.filename))
+
+    def release(self, project: str, version: str) -> Release:
+        """The tarball sdist of ``project`` at ``version`` (as versions: 0.19 == 0.19.0)."""
+        want = parse_version(project, version)
+        releases = self.releases(project)
+        matches = [r for r in releases if r.parsed == want]
+        tarballs = [r for r in matches if _is_tarball(r.filename)]
+        if tarballs:
+            return tarballs[0]
+        if matches:
+            raise SourceError(
+                f"{project} {version} on {self.url} has no .tar.gz source release "
+                f"(only {', '.join(r.filename for r in matches)})",
+                hint="pick another release, or use a git source for this target in upstream.lock",
+            )
+        raise SourceError(
+            f"{project} {version} has no source release on {self.url} (or it was yanked)",
+            hint=f"check the version in upstream.lock; the newest there: {_newest(releases)}",
+        )
+
+    def _project_page(self, project: str) -> ProjectPage:
+        with PyPISimple(endpoint=self.url, session=self.session) as client:
+            try:
+                return client.get_project_page(project, timeout=TIMEOUT_S)
+            except NoSuchProjectError as exc:
+                raise SourceError(
+                    f"project {project!r} not found on the package index {self.url}",
+                    hint=f"check the package name; the index comes from {self.config.origin}",
+                ) from exc
+            except (requests.RequestException, ValueError) as exc:
+                raise _unreachable(self.config, f"listing {project}", exc) from exc
+
+    # -- downloads -----------------------------------------------------------------------------
+    def download(self, release: Release, dest: Path | None = None) -> Path:
+        """``release`` in ``dest`` (default: the download cache), its sha256 verified.
+
+        A file already there with the right digest is used as is, without any network access.
+        """
+        target = (dest or cache_dir("downloads")) / release.filename
+        if target.is_file() and release.sha256 and file_sha256(target) == release.sha256:
+            return target
+        partial = target.with_name(target.name + ".part")
+        try:
+            digest = self._stream_to(release, partial)
+            _check_digest(release, digest, partial)
+            partial.replace(target)
+        finally:
+            partial.unlink(missing_ok=True)
+        return target
+
+    def _stream_to(self, release: Release, path: Path) -> str:
+        try:
+            with self.session.get(release.url, stream=True, timeout=TIMEOUT_S) as resp:
+                resp.raise_for_status()
+                size = int(resp.headers.get("content-length") or 0) or None
+                return _write_with_progress(resp.iter_content(CHUNK), path, release.filename, size)
+        except requests.RequestException as exc:
+            raise _unreachable(self.config, f"downloading {release.url}", exc) from exc
+
+
+def _write_with_progress(chunks: Iterator[bytes], path: Path, label: str, size: int | None) -> str:
+    console = _console()
+    digest = hashlib.sha256()
+    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn())
+    more = (TransferSpeedColumn(), TimeRemainingColumn())
+    with (
+        Progress(*columns, *more, console=console, disable=not console.is_terminal) as progress,
+        path.open("wb") as out,
+    ):
+        task = progress.add_task(f"downloading {label}", total=size)
+        for chunk in chunks:
+            out.write(chunk)
+            digest.update(chunk)
+            progress.advance(task, len(chunk))
+    return digest.hexdigest()
+
+
+def _check_digest(release: Release, digest: str, path: Path) -> None:
+    if release.sha256 is None:
+        log.warning("%s: the index gives no sha256; the download is not verified", release.url)
+    elif digest != release.sha256:
+        raise SourceError(
+            f"{release.project} {release.version}: {release.url} has sha256 {digest}, "
+            f"but the index says {release.sha256}; the download was refused and deleted",
+            hint="retry; if it persists the index or a proxy serves a corrupted file",
+        )
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _newest(releases: list[Release], n: int = 5) -> str:
+    versions = list(dict.fromkeys(r.version for r in reversed(releases)))
+    return ", ".join(versions[:n]) or "none"
+
+
+def _is_tarball(filename: str) -> bool:
+    return filename.endswith((".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar"))
+
+
+def parse_version(project: str, version: str) -> Version:
+    try:
+        return Version(version)
+    except InvalidVersion as exc:
+        raise SourceError(
+            f"{project}: {version!r} is not a valid version", hint="use a PEP 440 version"
+        ) from exc
+
+
+def _unreachable(config: IndexConfig, doing: str, exc: Exception) -> SourceError:
+    return SourceError(
+        f"package index {config.url} (from {config.origin}) failed while {doing}: {exc}",
+        hint="check the network or proxy, or set PATCHKIT_INDEX_URL to a reachable index",
+    )
+
+
+# -- source releases, extracted safely ---------------------------------------------------------
+@dataclass(frozen=True)
+class SdistTree:
+    root: Path  # the release's files, top-level directory stripped, sdist-only files dropped
+    mtime: int  # newest member mtime: a deterministic date when the index gives none
+
+
+def extract_sdist(archive: Path, dest: Path) -> SdistTree:
+    """Extract a source release under ``dest``, refusing any member that would land outside."""
+    try:
+        with tarfile.open(archive) as tar:
+            members = tar.getmembers()
+            for member in members:  # paths first, so an absolute path is named as such
+                _check_member(member, None, archive)
+            top = _single_top(members, archive)
+            for member in members:
+                _check_member(member, top, archive)
+            _extract_all(tar, members, dest)
+    except (tarfile.TarError, OSError) as exc:
+        raise SourceError(
+            f"cannot extract {archive}: {exc}",
+            hint=f"delete {archive} and fetch again; if it persists the release is broken",
+        ) from exc
+    root = dest / top
+    _drop_sdist_files(root)
+    return SdistTree(root, max((int(m.mtime) for m in members), default=0))
+
+
+def _extract_all(tar: tarfile.TarFile, members: list[tarfile.TarInfo], dest: Path) -> None:
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(dest, members=members, filter="data")
+    else:  # Python without extraction filters: _check_member has already vetted every member
+        tar.extractall(dest, members=members)
+
+
+def _single_top(members: list[tarfile.TarInfo], archive: Path) -> str:
+    tops = {PurePosixPath(m.name).parts[0] for m in members if PurePosixPath(m.name).parts}
+    if len(tops) != 1:
+        raise SourceError(
+            f"{archive} is not a source release: it has {len(tops)} top-level entries, not one",
+            hint="use a git source for this target in upstream.lock",
+        )
+    return tops.pop()
+
+
+def _check_member(member: tarfile.TarInfo, top: str | None, archive: Path) -> None:
+    name = member.name
+    problem = _unsafe_name(name, top)
+    if problem is None and (member.issym() or member.islnk()):
+        base = posixpath.dirname(name) if member.issym() else ""
+        problem = _unsafe_name(posixpath.join(base, member.linkname), top, link=True)
+    if problem is None and (member.ischr() or member.isblk() or member.isfifo()):
+        problem = "is a device or fifo"
+    if problem:
+        raise SourceError(
+            f"{archive}: member {name!r} {problem}; refusing to extract the release",
+            hint="the archive is unsafe or broken; report it to the project or use a git source",
+        )
+
+
+def _unsafe_name(name: str, top: str | None, *, link: bool = False) -> str | None:
+    what = "links outside the release" if link else "has an unsafe path"
+    if name.startswith("/"):
+        return f"{what} (absolute)"
+    norm = posixpath.normpath(name)
+    if ".." in PurePosixPath(name).parts and not link:
+        return f"{what} ('..')"
+    if norm.startswith("..") or (top and PurePosixPath(norm).parts[:1] != (top,)):
+        return what
+    return None
+
+
+_EGG_INFO_CFG = re.compile(r"\n*\[egg_info\]\ntag_build = ?\ntag_date = 0\n*\Z")
+
+
+def _drop_sdist_files(root: Path) -> None:
+    """Remove what the sdist builder added and the repository never had."""
+    (root / "PKG-INFO").unlink(missing_ok=True)
+    _strip_egg_info_cfg(root / "setup.cfg")
+    for egg_info in [*root.glob("*.egg-info"), *root.glob("src/*.egg-info")]:
+        if egg_info.is_dir():
+            shutil.rmtree(egg_info)
+        else:
+            egg_info.unlink()
+
+
+def _strip_egg_info_cfg(setup_cfg: Path) -> None:
+    """setuptools appends an ``[egg_info]`` block to setup.cfg (creating it if needed)."""
+    if not setup_cfg.is_file() or setup_cfg.is_symlink():
+        return
+    text = setup_cfg.read_text(errors="surrogateescape")
+    stripped = _EGG_INFO_CFG.sub("\n", text).lstrip("\n")
+    if stripped == text:
+        return
+    if stripped.strip():
+        setup_cfg.write_text(stripped, errors="surrogateescape")
+    else:
+        setup_cfg.unlink()

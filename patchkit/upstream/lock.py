@@ -1,0 +1,151 @@
+"""``upstream.lock``: the pinned upstream commit and release of every target (TOML, edited by
+people too, so it is read and written with tomlkit and keeps its comments).
+
+```toml
+[targets.vllm]
+repository = "https://github.com/vllm-project/vllm"
+version = "0.19.0"
+commit = "2a69949bd"
+source = { kind = "index", package = "vllm" }
+pins = { flashinfer = "0.6.6" }
+```
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+import tomlkit.exceptions
+
+from patchkit.errors import ConfigError
+from patchkit.model import Lock, LockEntry, SourceKind, SourceSpec
+
+log = logging.getLogger("patchkit.upstream.lock")
+
+LOCK_NAME = "upstream.lock"
+
+
+def find_lock(start: Path) -> Path:
+    """The nearest ``upstream.lock`` at or above ``start``."""
+    for directory in (start, *start.parents):
+        candidate = directory / LOCK_NAME
+        if candidate.is_file():
+            return candidate
+    raise ConfigError(
+        f"no {LOCK_NAME} found in {start} or above",
+        hint="run patchkit from the patch repository, or pass --project DIR",
+    )
+
+
+def _require(table: Any, key: str, where: str, path: Path) -> str:
+    value = table.get(key)
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{path}: {where}.{key} must be a non-empty string (got {value!r})")
+    return value
+
+
+def _source(raw: Any, where: str, path: Path) -> SourceSpec:
+    if not isinstance(raw, dict):
+        raise ConfigError(f'{path}: {where}.source must be a table like {{ kind = "index" }}')
+    kind_text = _require(raw, "kind", f"{where}.source", path)
+    try:
+        kind = SourceKind(kind_text)
+    except ValueError:
+        choices = ", ".join(k.value for k in SourceKind)
+        raise ConfigError(
+            f"{path}: {where}.source.kind {kind_text!r} is not one of {choices}"
+        ) from None
+    spec = SourceSpec(
+        kind=kind, package=raw.get("package"), url=raw.get("url"), path=raw.get("path")
+    )
+    needed = {SourceKind.INDEX: "package", SourceKind.GIT: "url", SourceKind.PATH: "path"}[kind]
+    if not getattr(spec, needed):
+        raise ConfigError(f"{path}: {where}.source.{needed} is required for kind = {kind.value!r}")
+    return spec
+
+
+def _entry(name: str, raw: Any, path: Path) -> LockEntry:
+    where = f"targets.{name}"
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: {where} must be a table")
+    pins = raw.get("pins", {})
+    if not isinstance(pins, dict) or not all(isinstance(v, str) for v in pins.values()):
+        raise ConfigError(f"{path}: {where}.pins must map target names to versions")
+    return LockEntry(
+        name=name,
+        repository=_require(raw, "repository", where, path),
+        version=_require(raw, "version", where, path),
+        commit=_require(raw, "commit", where, path),
+        source=_source(raw.get("source"), where, path),
+        pins={str(k): str(v) for k, v in pins.items()},
+    )
+
+
+def load_lock(path: Path) -> Lock:
+    try:
+        doc = tomlkit.parse(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{path} does not exist", hint="create it; see README.md") from None
+    except tomlkit.exceptions.ParseError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    targets = doc.get("targets")
+    if not isinstance(targets, dict) or not targets:
+        raise ConfigError(f"{path}: needs at least one [targets.<name>] table")
+    entries = {name: _entry(name, raw, path) for name, raw in targets.items()}
+    lock = Lock(path=path, targets=entries)
+    for problem in pin_problems(lock):
+        log.warning("%s", problem)
+    return lock
+
+
+def target(lock: Lock, name: str) -> LockEntry:
+    try:
+        return lock.targets[name]
+    except KeyError:
+        known = ", ".join(sorted(lock.targets))
+        raise ConfigError(f"{lock.path}: no target {name!r} (known: {known})") from None
+
+
+def pin_problems(lock: Lock) -> list[str]:
+    """The lock's own pins that disagree with the versions it locks."""
+    return [
+        f"{lock.path}: targets.{entry.name}.pins says {other} {version}, but "
+        f"targets.{other}.version is {lock.targets[other].version}"
+        for entry in lock.targets.values()
+        for other, version in entry.pins.items()
+        if other in lock.targets and lock.targets[other].version != version
+    ]
+
+
+def tree_pin_problems(lock: Lock, target: str, pins: dict[str, str]) -> list[str]:
+    """Pins a target's own tree makes (vLLM's requirements pin flashinfer-python) that
+    disagree with the lock."""
+    entry = lock.targets[target]
+    return [
+        f"{entry.name} {entry.version} pins {other} {version}, but {lock.path} locks "
+        f"{other} {lock.targets[other].version}"
+        for other, version in pins.items()
+        if other in lock.targets and lock.targets[other].version != version
+    ]
+
+
+def move_lock(
+    path: Path, name: str, *, version: str, commit: str, pins: dict[str, str] | None = None
+) -> None:
+    """Rewrite one target's version and commit in place, keeping comments and layout; ``pins``
+    (what the new release itself pins, e.g. vLLM's flashinfer-python) update the pins the lock
+    already keeps for that target."""
+    doc = tomlkit.parse(path.read_text())
+    table = doc["targets"][name]
+    table["version"] = version
+    table["commit"] = commit
+    kept = table.get("pins")
+    for other, pinned in (pins or {}).items():
+        if kept is not None and other in kept:
+            kept[other] = pinned
+    tmp = path.with_suffix(".lock.tmp")
+    tmp.write_text(tomlkit.dumps(doc))
+    tmp.replace(path)

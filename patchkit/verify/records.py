@@ -1,0 +1,185 @@
+"""Records of proof: which tests proved which patch, where, against which lock.
+
+They live in the patch repository, beside the set they prove, as
+``patchsets/<set>/verification.json``: a JSON list, oldest first, sorted by time then patch, with
+sorted keys and one key per line, so a new run is a small diff. Only the last ``KEEP`` records
+per patch and environment kind are kept.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from patchkit.errors import ConfigError
+from patchkit.model import LockEntry, PatchMeta
+from patchkit.patchset import patch_digest
+from patchkit.targets import commits_match
+from patchkit.verify.env import Environment
+
+RECORDS_NAME = "verification.json"
+KEEP = 5  # records kept per patch and environment kind
+
+
+@dataclass(frozen=True)
+class TestRecord:
+    node: str  # the pytest node id as the patch metadata names it
+    where: str  # "set" or "upstream"
+    result: str  # "passed", "failed", "not run"
+    reason: str = ""
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+
+
+@dataclass(frozen=True)
+class Record:
+    patch: str
+    digest: str  # sha256 of the patch file that was tested (patch_digest)
+    target: str
+    lock_commit: str  # the lock's commit for the target when it ran
+    lock_version: str
+    tree_commit: str | None  # the upstream commit the tree itself named, if known
+    result: str  # "passed", "failed", "not run"
+    reason: str
+    tests: tuple[TestRecord, ...]
+    environment: Environment
+    time: str  # UTC, ISO 8601 to the second: "2026-11-22T10:00:00Z"
+    duration_s: float
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["environment"] = self.environment.to_json()
+        data["tests"] = [asdict(t) for t in self.tests]
+        return data
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> Record:
+        return cls(
+            **{
+                **raw,
+                "tests": tuple(TestRecord(**t) for t in raw["tests"]),
+                "environment": Environment.from_json(raw["environment"]),
+            }
+        )
+
+
+def set_root_of(patch: PatchMeta) -> Path:
+    """The patch set directory (the one holding ``patchset.toml``) a patch belongs to."""
+    for directory in patch.meta_file.parents:
+        if (directory / "patchset.toml").is_file():
+            return directory
+    raise ConfigError(f"{patch.meta_file}: no patchset.toml above it for patch {patch.id}")
+
+
+def records_path(set_root: Path) -> Path:
+    return set_root / RECORDS_NAME
+
+
+def load_records(set_root: Path) -> list[Record]:
+    path = records_path(set_root)
+    try:
+        raw = json.loads(path.read_text())
+    except FileNotFoundError:
+        return []
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(
+            f"{path}: unreadable verification records ({exc})",
+            hint="fix the JSON by hand, or remove the file and run `patchkit verify` again",
+        ) from None
+    try:
+        return [Record.from_json(item) for item in raw]
+    except (KeyError, TypeError) as exc:
+        raise ConfigError(f"{path}: malformed verification record ({exc})") from None
+
+
+def _key(record: Record) -> tuple[str, str]:
+    return (record.time, record.patch)
+
+
+def _capped(records: Iterable[Record], keep: int) -> list[Record]:
+    ordered = sorted(records, key=_key)
+    counts: dict[tuple[str, str], int] = {}
+    kept = []
+    for record in reversed(ordered):
+        group = (record.patch, record.environment.kind)
+        counts[group] = counts.get(group, 0) + 1
+        if counts[group] <= keep:
+            kept.append(record)
+    return kept[::-1]
+
+
+def render_records(records: Sequence[Record]) -> str:
+    return json.dumps([r.to_json() for r in records], indent=2, sort_keys=True) + "\n"
+
+
+def add_records(set_root: Path, new: Sequence[Record], *, keep: int = KEEP) -> Path:
+    """Merge ``new`` into the set's records file (sorted, capped) and write it atomically."""
+    path = records_path(set_root)
+    text = render_records(_capped([*load_records(set_root), *new], keep))
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+    return path
+
+
+def last_results(set_root: Path, patch: PatchMeta | str) -> list[Record]:
+    """The newest record of ``patch`` for each environment kind it ran in, newest last."""
+    patch_id = patch if isinstance(patch, str) else patch.id
+    latest: dict[str, Record] = {}
+    for record in load_records(set_root):
+        if record.patch == patch_id:
+            latest[record.environment.kind] = record  # records are oldest first
+    return sorted(latest.values(), key=_key)
+
+
+def is_stale(record: Record, patch: PatchMeta, lock_entry: LockEntry) -> bool:
+    """The record no longer proves the patch: the patch file or the locked commit changed."""
+    if record.digest != patch_digest(patch):
+        return True
+    return not commits_match(record.lock_commit, lock_entry.commit)
+
+
+# -- in the tree's state, after apply --verify -----------------------------------------------
+
+STATE_NAME = "verified.json"  # in the tree's state directory, beside state.json
+
+
+@dataclass(frozen=True)
+class StateVerdict:
+    """The last verification of a patch as applied to this tree."""
+
+    patch: str
+    digest: str
+    result: str
+    reason: str
+    environment: str  # Environment.kind
+    time: str
+
+
+def record_in_state(state_dir: Path, records: Sequence[Record]) -> Path:
+    """Remember in the tree's state what ``records`` found for each patch (newest wins)."""
+    path = state_dir / STATE_NAME
+    known = {v.patch: v for v in state_results(state_dir).values()}
+    for rec in records:
+        known[rec.patch] = StateVerdict(
+            rec.patch, rec.digest, rec.result, rec.reason, rec.environment.kind, rec.time
+        )
+    state_dir.mkdir(parents=True, exist_ok=True)
+    data = {k: vars(v) for k, v in sorted(known.items())}
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    tmp.replace(path)
+    return path
+
+
+def state_results(state_dir: Path) -> dict[str, StateVerdict]:
+    """Patch id -> the last verification recorded in this tree's state (empty when none)."""
+    try:
+        raw = json.loads((state_dir / STATE_NAME).read_text())
+        return {k: StateVerdict(**v) for k, v in raw.items()}
+    except (FileNotFoundError, json.JSONDecodeError, TypeError):
+        return {}

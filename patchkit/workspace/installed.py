@@ -1,0 +1,374 @@
+"""Installed distributions as trees: patch vLLM or FlashInfer where pip put them, as container
+image builds do, instead of a checkout.
+
+The distribution is found through the metadata of the interpreter that will run it (a
+``python -c`` running ``importlib.metadata``; the package itself is never imported: vLLM
+imports torch). Its ``RECORD`` says which files it holds and their sha256, so patchkit checks
+every file before touching it and refuses, by name, files someone else already changed. The
+upstream commit comes from the release's version file (``vllm/_version.py``,
+``flashinfer/_build_meta.py``). State lives beside the packages in
+``site-packages/.patchkit/<dist-name>/``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import logging
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from patchkit.errors import PatchkitError, TreeError
+from patchkit.model import LockEntry
+from patchkit.targets import TargetProfile, commits_match, profile
+from patchkit.workspace.state import StateStore
+from patchkit.workspace.tree import Tree, sha256
+from patchkit.workspace.treecheck import register
+from patchkit.workspace.txn import register_post_write
+
+KIND = "installed"
+log = logging.getLogger("patchkit.workspace.installed")
+
+# Run by the target interpreter: metadata only, never ``import <package>``. The script's own
+# directory ('' for -c) is dropped from sys.path so a checkout in the cwd cannot shadow the
+# installed distribution.
+_PROBE = r"""
+import json, sys
+if sys.path and sys.path[0] in ("", "."):
+    del sys.path[0]
+from importlib import metadata
+try:
+    dist = metadata.distribution(sys.argv[1])
+except metadata.PackageNotFoundError:
+    print(json.dumps({"found": False, "python": sys.executable}))
+    raise SystemExit(0)
+files = dist.files
+print(json.dumps({
+    "found": True,
+    "python": sys.executable,
+    "name": dist.metadata["Name"],
+    "version": dist.version,
+    "location": str(dist.locate_file("")),
+    "direct_url": dist.read_text("direct_url.json"),
+    "files": None if files is None else [
+        [str(f), f.hash.mode if f.hash else None, f.hash.value if f.hash else None]
+        for f in files
+    ],
+}))
+"""
+
+
+@dataclass(frozen=True)
+class RecordedFile:
+    path: str  # relative to site-packages, POSIX
+    algorithm: str | None  # "sha256"; None for entries RECORD lists without a hash
+    digest: str | None  # urlsafe base64 without padding, as RECORD writes it
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """An installed distribution, as its interpreter's metadata describes it."""
+
+    name: str
+    version: str
+    location: Path  # site-packages (the directory RECORD paths are relative to)
+    python: str  # the interpreter that reported it
+    files: dict[str, RecordedFile]  # site-packages path -> RECORD entry; in-tree files only
+
+    def directories(self) -> frozenset[str]:
+        return frozenset(str(PurePosixPath(p).parent) for p in self.files)
+
+
+@dataclass
+class InstalledTree(Tree):
+    """A Tree over site-packages that remembers the distribution's RECORD."""
+
+    dist: Distribution | None = None
+    profile: TargetProfile | None = field(default=None, repr=False)
+
+
+class InstalledError(TreeError):
+    """The installed distribution cannot be found or cannot be checked."""
+
+
+# --- finding the distribution ----------------------------------------------------------------
+
+
+def probe(dist_name: str, python: Path | str) -> dict[str, object]:
+    """What ``python``'s importlib.metadata says about ``dist_name`` (raw JSON)."""
+    try:
+        proc = subprocess.run(
+            [str(python), "-c", _PROBE, dist_name],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise InstalledError(
+            f"cannot run {python} to find {dist_name}: {exc}",
+            hint="pass --python PATH of the interpreter the package is installed for",
+        ) from None
+    if proc.returncode != 0:
+        raise InstalledError(
+            f"{python} failed while reading the metadata of {dist_name} "
+            f"(exit {proc.returncode}): {proc.stderr.strip()[-400:]}",
+            hint="pass --python PATH of a working interpreter",
+        )
+    return _report(proc.stdout, dist_name, python)
+
+
+def _report(stdout: str, dist_name: str, python: Path | str) -> dict[str, object]:
+    """The probe's JSON: its last line (a noisy sitecustomize may print before it)."""
+    lines = stdout.strip().splitlines()
+    try:
+        report = json.loads(lines[-1]) if lines else None
+    except json.JSONDecodeError:
+        report = None
+    if not isinstance(report, dict) or "found" not in report:
+        raise InstalledError(
+            f"{python} did not report on {dist_name}: {stdout.strip()[-400:]!r}",
+            hint="pass --python PATH of the interpreter the package is installed for",
+        )
+    return report
+
+
+def _safe_relative(path: str) -> str | None:
+    """RECORD paths inside site-packages; scripts (``../../bin/x``) and absolute paths: None."""
+    pure = PurePosixPath(path.replace("\\", "/"))
+    if pure.is_absolute() or ".." in pure.parts:
+        return None
+    return str(pure)
+
+
+def _record(raw_files: Iterable[Sequence[str | None]]) -> dict[str, RecordedFile]:
+    files = {}
+    for raw_path, algorithm, digest in raw_files:
+        path = _safe_relative(str(raw_path))
+        if path is not None:
+            files[path] = RecordedFile(path, algorithm, digest)
+    return files
+
+
+def _is_editable(direct_url: object) -> bool:
+    if not isinstance(direct_url, str):
+        return False
+    try:
+        info = json.loads(direct_url)
+    except json.JSONDecodeError:
+        return False
+    return bool(info.get("dir_info", {}).get("editable"))
+
+
+def find_distribution(dist_name: str, python: Path | str) -> Distribution:
+    raw = probe(dist_name, python)
+    if not raw["found"]:
+        raise InstalledError(
+            f"{dist_name} is not installed for {raw['python']}",
+            hint=f"install it (`{python} -m pip install {dist_name}`), or pass --python PATH "
+            "of the interpreter that has it",
+        )
+    if _is_editable(raw.get("direct_url")):
+        raise InstalledError(
+            f"{dist_name} is installed in editable mode for {raw['python']}: its files are "
+            "a checkout, not site-packages",
+            hint="patch that checkout with --checkout DIR instead of --installed",
+        )
+    if raw["files"] is None:
+        raise InstalledError(
+            f"{dist_name} {raw['version']} at {raw['location']} has no RECORD, so patchkit "
+            "cannot check its files before patching",
+            hint="reinstall it with pip (`pip install --force-reinstall --no-deps ...`)",
+        )
+    return Distribution(
+        name=str(raw["name"]),
+        version=str(raw["version"]),
+        location=Path(str(raw["location"])).resolve(),
+        python=str(raw["python"]),
+        files=_record(raw["files"]),  # type: ignore[arg-type]
+    )
+
+
+# --- the tree ----------------------------------------------------------------------------------
+
+
+def _mapper(prof: TargetProfile, dist: Distribution) -> Callable[[str], str | None]:
+    """Repository path -> site-packages path, for files the distribution holds, or new files in
+    a directory it holds; anything else (vLLM's ``csrc/``, ``CMakeLists.txt``) -> None."""
+    held_dirs = dist.directories()
+
+    def mapper(repo_path: str) -> str | None:
+        site_path = prof.installed_path(repo_path)
+        if site_path is None or _safe_relative(site_path) is None:
+            return None
+        if site_path in dist.files or str(PurePosixPath(site_path).parent) in held_dirs:
+            return site_path
+        return None
+
+    return mapper
+
+
+def _target_profile(entry: LockEntry) -> TargetProfile:
+    prof = profile(entry.name)
+    if prof is None or not prof.installed_map:
+        raise InstalledError(
+            f"patchkit does not know how {entry.name} lays out an installed distribution",
+            hint="patch a checkout of it with --checkout DIR",
+        )
+    return prof
+
+
+def state_dir_for(dist: Distribution) -> Path:
+    return dist.location / ".patchkit" / dist.name.lower()
+
+
+def open_installed(entry: LockEntry, python: Path | None) -> Tree:
+    """The installed distribution of ``entry``'s target, for ``python`` (default: the
+    interpreter running patchkit), as a tree rooted at its site-packages."""
+    prof = _target_profile(entry)
+    dist = find_distribution(prof.distribution, python or sys.executable)
+    tree = InstalledTree(
+        root=dist.location,
+        state_dir=state_dir_for(dist),
+        target=entry.name,
+        kind=KIND,
+        mapper=_mapper(prof, dist),
+        dist=dist,
+        profile=prof,
+    )
+    settle_state(tree)
+    return tree
+
+
+# --- checks registered with treecheck ----------------------------------------------------------
+
+
+def record_digest(content: bytes, algorithm: str = "sha256") -> str:
+    """A digest as RECORD writes it: urlsafe base64, no padding."""
+    raw = hashlib.new(algorithm, content).digest()
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def _installed(tree: Tree) -> InstalledTree:
+    if not isinstance(tree, InstalledTree) or tree.dist is None or tree.profile is None:
+        raise PatchkitError(f"{tree.root}: not a tree made by open_installed")
+    return tree
+
+
+def installed_commit(tree: Tree) -> str | None:
+    """The upstream commit the installed release names in its version file."""
+    prof = _installed(tree).profile
+    assert prof is not None
+    if not tree.holds(prof.version_file):
+        return None
+    content = tree.read(prof.version_file)
+    return prof.commit_in(content.decode(errors="replace")) if content else None
+
+
+def _repo_path(prof: TargetProfile, site_path: str) -> str | None:
+    """The repository path of a site-packages path (longest installed prefix wins)."""
+    for prefix, installed in sorted(prof.installed_map, key=lambda m: -len(m[1])):
+        if site_path.startswith(installed):
+            return prefix + site_path[len(installed) :]
+    return None
+
+
+def _differs(tree: InstalledTree, repo_path: str) -> bool:
+    """The file is not as RECORD has it: edited, deleted, or added by someone else."""
+    assert tree.dist is not None
+    site_path = tree.mapper(repo_path)
+    if site_path is None:
+        return False
+    recorded = tree.dist.files.get(site_path)
+    current = tree.read(repo_path)
+    if recorded is None:
+        return current is not None
+    if recorded.digest is None or recorded.algorithm is None:
+        return False  # RECORD lists it without a hash (RECORD itself, .pyc): nothing to check
+    return current is None or record_digest(current, recorded.algorithm) != recorded.digest
+
+
+def modified_files(tree: Tree, paths: Sequence[str] | None) -> list[str]:
+    """Of ``paths`` (None: every file of the distribution), those whose bytes differ from
+    RECORD: someone already modified them."""
+    itree = _installed(tree)
+    assert itree.dist is not None and itree.profile is not None
+    if paths is None:
+        mapped = (_repo_path(itree.profile, p) for p in itree.dist.files)
+        paths = [p for p in mapped if p is not None and itree.holds(p)]
+    return sorted(p for p in paths if _differs(itree, p))
+
+
+register(KIND, installed_commit, modified_files)
+
+
+def outside_changes(tree: Tree) -> list[str]:
+    """Files of the distribution changed by someone other than patchkit (for status): those
+    that differ from RECORD, less those patchkit wrote and that are still as it left them."""
+    state = StateStore(tree.state_dir).load()
+    ours = {
+        p for p, rec in (state.files if state else {}).items() if _digest(tree, p) == rec.result
+    }
+    return [p for p in modified_files(tree, None) if p not in ours]
+
+
+# --- state left behind by a reinstall ------------------------------------------------------------
+
+
+def _digest(tree: Tree, repo_path: str) -> str | None:
+    content = tree.read(repo_path)
+    return sha256(content) if content is not None else None
+
+
+def settle_state(tree: Tree) -> None:
+    """pip never removes ``.patchkit/``, so a reinstall leaves state for files it replaced.
+
+    Every file the state names back exactly as RECORD has it: the state is obsolete and is
+    dropped (nothing of anyone's is lost). A state made at another upstream commit that still
+    describes patched files: refused, since reset would put the old release's files back."""
+    itree = _installed(tree)
+    store = StateStore(tree.state_dir)
+    state = store.load()
+    if state is None or (store.dir / "journal.json").exists():
+        return  # an interrupted run: apply and reset recover it first
+    files = list(state.files.values())
+    as_recorded = not modified_files(itree, [rec.path for rec in files])
+    if as_recorded and any(_digest(tree, rec.path) != rec.result for rec in files):
+        log.warning("%s: reinstalled since patchkit patched it; dropping the old state", tree.root)
+        store.save(None)
+        return
+    commit = installed_commit(itree)
+    if state.commit and commit and not commits_match(state.commit, commit):
+        raise InstalledError(
+            f"{store.file} records patches applied to {state.target} at {state.commit}, but the "
+            f"installed release is at {commit}, and not every file the state names is as the "
+            "installed RECORD has it (upgraded, then edited?)",
+            hint=f"reinstall the package, then remove {tree.state_dir} and apply again",
+        )
+
+
+# --- compiled caches -----------------------------------------------------------------------------
+
+
+def invalidate_pycache(tree: Tree, paths: Iterable[str]) -> list[Path]:
+    """Remove ``__pycache__/<module>.*.pyc`` of every written ``.py`` file, so Python cannot
+    run stale bytecode (pip's hash-based or same-mtime pycs). Returns the files removed."""
+    removed = []
+    for repo_path in paths:
+        if not repo_path.endswith(".py") or not tree.holds(repo_path):
+            continue
+        source = tree.disk_path(repo_path)
+        for pyc in sorted((source.parent / "__pycache__").glob(f"{source.stem}.*.pyc")):
+            pyc.unlink(missing_ok=True)
+            removed.append(pyc)
+    return removed
+
+
+# --- which patches an installed tree can take ------------------------------------------------------
+
+
+register_post_write(KIND, invalidate_pycache)

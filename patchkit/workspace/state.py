@@ -1,0 +1,122 @@
+"""What patchkit applied to a tree, with content hashes: what makes re-apply a no-op, status
+exact and reset byte-for-byte. Stored as JSON in the tree's state directory, beside a small
+content-addressed store of the original files."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from patchkit.errors import TreeError
+from patchkit.workspace.tree import sha256
+
+STATE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    path: str
+    original: str | None  # sha256 of the content before patchkit; None: the file did not exist
+    original_mode: int | None
+    result: str | None  # sha256 of what patchkit left; None: patchkit deleted it
+    result_mode: int | None
+
+
+@dataclass(frozen=True)
+class AppliedPatch:
+    id: str
+    set_name: str
+    kind: str
+    digest: str  # sha256 of the patch file when it was applied
+    outcome: str
+    step: str
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class State:
+    target: str
+    commit: str | None  # upstream commit of the tree
+    lock_version: str
+    patches: tuple[AppliedPatch, ...]
+    files: dict[str, FileRecord] = field(default_factory=dict)
+
+    def patch(self, patch_id: str) -> AppliedPatch | None:
+        return next((p for p in self.patches if p.id == patch_id), None)
+
+
+class StateStore:
+    def __init__(self, directory: Path) -> None:
+        self.dir = directory
+        self.file = directory / "state.json"
+        self.objects = directory / "objects"
+
+    def load(self) -> State | None:
+        try:
+            raw = json.loads(self.file.read_text())
+        except FileNotFoundError:
+            return None
+        except (json.JSONDecodeError, OSError) as exc:
+            raise TreeError(
+                f"{self.file}: unreadable patchkit state ({exc})",
+                hint="restore it from a backup, or remove it and check the tree by hand",
+            ) from None
+        return _from_json(raw, self.file)
+
+    @staticmethod
+    def render(state: State | None) -> str | None:
+        """The sha256 of the state file ``save(state)`` writes (None: no state file)."""
+        return None if state is None else sha256(_dump(state))
+
+    def save(self, state: State | None) -> None:
+        if state is None:
+            self.file.unlink(missing_ok=True)
+            return
+        self.dir.mkdir(parents=True, exist_ok=True)
+        tmp = self.file.with_suffix(".tmp")
+        tmp.write_bytes(_dump(state))
+        tmp.replace(self.file)
+
+    def put(self, content: bytes) -> str:
+        digest = sha256(content)
+        path = self.objects / digest
+        if not path.exists():
+            self.objects.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_bytes(content)
+            tmp.replace(path)
+        return digest
+
+    def get(self, digest: str) -> bytes:
+        try:
+            return (self.objects / digest).read_bytes()
+        except FileNotFoundError:
+            raise TreeError(
+                f"{self.objects / digest}: the saved original is missing",
+                hint="the state directory was damaged; restore the file from upstream by hand",
+            ) from None
+
+
+def _dump(state: State) -> bytes:
+    data = asdict(state)
+    data["version"] = STATE_VERSION
+    return (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()
+
+
+def _from_json(raw: dict[str, Any], path: Path) -> State:
+    if raw.get("version") != STATE_VERSION:
+        raise TreeError(f"{path}: state version {raw.get('version')} is not {STATE_VERSION}")
+    try:
+        return State(
+            target=raw["target"],
+            commit=raw["commit"],
+            lock_version=raw["lock_version"],
+            patches=tuple(
+                AppliedPatch(**{**p, "files": tuple(p["files"])}) for p in raw["patches"]
+            ),
+            files={k: FileRecord(**v) for k, v in raw["files"].items()},
+        )
+    except (KeyError, TypeError) as exc:
+        raise TreeError(f"{path}: malformed patchkit state ({exc})") from None

@@ -1,0 +1,61 @@
+"""Facts about a tree before patchkit touches it: which upstream commit it is at, and which of
+the given files someone else changed (uncommitted edits in a checkout)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from patchkit.gitrepo import GitRepo
+from patchkit.targets import profile
+from patchkit.workspace.tree import Tree
+
+# Installed trees plug in their own checks (RECORD hashes); checkouts ask git.
+CommitFinder = Callable[[Tree], str | None]
+ChangeFinder = Callable[[Tree, Sequence[str] | None], list[str]]
+_commit_finders: dict[str, CommitFinder] = {}
+_change_finders: dict[str, ChangeFinder] = {}
+
+
+def register(kind: str, commit_finder: CommitFinder, change_finder: ChangeFinder) -> None:
+    _commit_finders[kind] = commit_finder
+    _change_finders[kind] = change_finder
+
+
+def _release_commit(tree: Tree) -> str | None:
+    prof = profile(tree.target)
+    if prof is None or not tree.holds(prof.version_file):
+        return None
+    content = tree.read(prof.version_file)
+    return prof.commit_in(content.decode(errors="replace")) if content else None
+
+
+def tree_commit(tree: Tree) -> str | None:
+    """The upstream commit: named by the release's version file, else the checkout's HEAD."""
+    if tree.kind in _commit_finders:
+        return _commit_finders[tree.kind](tree)
+    named = _release_commit(tree)
+    if named:
+        return named
+    with GitRepo(tree.root) as repo:
+        return repo.head()
+
+
+def committed_reader(tree: Tree) -> Callable[[str], bytes | None]:
+    """Files as last committed (a checkout's HEAD); other trees have no history: as they are."""
+    if tree.kind != "checkout":
+        return tree.read
+    repo = GitRepo(tree.root)
+
+    def read(path: str) -> bytes | None:
+        tree.disk_path(path)  # the same path checks as any read
+        return repo.read_file("HEAD", path)
+
+    return read
+
+
+def changed_files(tree: Tree, paths: Sequence[str] | None) -> list[str]:
+    """Of ``paths`` (None: all files), those changed by someone other than patchkit."""
+    if tree.kind in _change_finders:
+        return _change_finders[tree.kind](tree, paths)
+    with GitRepo(tree.root) as repo:
+        return sorted(repo.dirty_paths(None if paths is None else list(paths)))

@@ -1,0 +1,716 @@
+"""export-pr: one branch per patch built off to the side, PR text in each target's conventions
+(golden files), DCO, idempotent re-export, pushing to forks and never to upstream.
+
+Golden files live in tests/export/golden/; PATCHKIT_UPDATE_GOLDEN=1 rewrites them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+
+from patchkit.cli.export import add_export_args, export_cmd
+from patchkit.errors import (
+    ConfigError,
+    GitError,
+    PatchFailed,
+    PatchkitError,
+    SourceError,
+    TreeError,
+)
+from patchkit.export.prtext import CUT_MARK, Identity, conventional_title
+from patchkit.export.publish import normalise_url, record_pr
+from patchkit.ops.context import load_project
+from patchkit.ops.export_pr import ExportReport, PatchExport, export_pr
+from patchkit.patchset import patch_digest
+from testing.builders import Project, Upstream, run_git
+
+GOLDEN = Path(__file__).parent / "golden"
+ADA = Identity("Ada Lovelace", "ada@example.com")
+MOD = "def f(x):\n    return x + 1\n\n\ndef g(x):\n    return x * 2\n"
+KERNEL = "#pragma once\n#define GROUPS(x) \\\n  CASE(1) \\\n  CASE(2)\n"
+
+
+def check_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("PATCHKIT_UPDATE_GOLDEN") == "1":
+        path.write_text(text)
+    assert path.is_file(), f"{path} is missing: run with PATCHKIT_UPDATE_GOLDEN=1"
+    assert text == path.read_text(), f"{name} differs; PATCHKIT_UPDATE_GOLDEN=1 rewrites it"
+
+
+class Case:
+    """An upstream checkout of ``target`` and a project with patches for it."""
+
+    def __init__(self, root: Path, target: str, files: dict[str, str | bytes]) -> None:
+        self.upstream = Upstream(root / "upstream")
+        self.base = self.upstream.commit(files, "base")
+        self.project = Project(root / "project", self.upstream, self.base, target=target)
+        self.target = target
+
+    @property
+    def patches_dir(self) -> Path:
+        return self.project.path / "patchsets" / "demo" / "patches"
+
+    def add(self, patch_id: str, files: dict[str, str], meta: str = "") -> None:
+        self.project.add_diff(patch_id, self.upstream.diff_of(files))
+        self.set_meta(patch_id, meta)
+
+    def change(self, patch_id: str, files: dict[str, str]) -> None:
+        """Edit an existing diff patch (its metadata stays)."""
+        (self.patches_dir / f"{patch_id}.patch").write_bytes(self.upstream.diff_of(files))
+
+    def set_meta(self, patch_id: str, meta: str) -> None:
+        path = self.patches_dir / f"{patch_id}.toml"
+        path.write_text(f'id = "{patch_id}"\ntarget = "{self.target}"\n{meta}')
+
+    def export(self, *ids: str, **kw: object) -> ExportReport:
+        project = load_project(self.project.path)
+        return export_pr(
+            project=project,
+            target=self.target,
+            tree_root=self.upstream.path,
+            patch_ids=ids,
+            identity=kw.pop("identity", ADA),
+            **kw,  # type: ignore[arg-type]
+        )
+
+    def git(self, *args: str) -> str:
+        return run_git(self.upstream.path, *args).decode().strip()
+
+
+VLLM_META = '''title = "Fix the off-by-one in f"
+# the why is what reviewers read first
+why = """
+f returned x + 1 where callers expect x + 2 (seen on GB10 with the Mamba builder).
+Adding two fixes it."""
+author = "Grace Hopper <grace@example.com>"
+issues = ["https://example.com/vllm/issues/39809"]
+notes = "Proven on Hopper only; SM121 was not available."
+
+[pr]
+tags = ["Bugfix", "Hardware][NVIDIA"]
+
+[[tests]]
+where = "upstream"
+node = "tests/test_mod.py::test_f"
+
+[[tests]]
+where = "set"
+node = "tests/test_fix_f.py"
+gpu = true
+min_capability = "9.0"
+'''
+
+FI_META = '''title = "Dispatch GQA group size 16 in batch decode"
+why = """
+The decode kernels dispatch group sizes 1 and 2 only, so group size 16 fails with
+`Unsupported group_size: 16`. The fix adds the case."""
+author = "patchkit developers <patchkit@localhost>"
+notes = "SM121 (GB10) itself was not available."
+
+[pr]
+scope = "fix(decode)"
+
+[[tests]]
+where = "set"
+node = "tests/test_decode_gqa16.py"
+gpu = true
+min_capability = "8.0"
+'''
+
+
+def vllm_case(tmp_path: Path) -> Case:
+    template = (GOLDEN / "vllm_template.md").read_text()
+    files = {"pkg/mod.py": MOD, ".github/PULL_REQUEST_TEMPLATE.md": template}
+    case = Case(tmp_path, "vllm", files)
+    case.add("fix-f", {"pkg/mod.py": MOD.replace("x + 1", "x + 2")}, VLLM_META)
+    return case
+
+
+def fi_case(tmp_path: Path) -> Case:
+    case = Case(tmp_path, "flashinfer", {"include/utils.cuh": KERNEL})
+    new = KERNEL.replace("  CASE(2)\n", "  CASE(2) \\\n  CASE(16)\n")
+    case.add("decode-gqa-group-size-16", {"include/utils.cuh": new}, FI_META)
+    return case
+
+
+def write_record(case: Case, patch_id: str, **extra: object) -> None:
+    digest = patch_digest(load_project(case.project.path).patch(patch_id))
+    record = {
+        "patch": patch_id,
+        "digest": digest,
+        "target": case.target,
+        "lock_commit": case.base,
+        "lock_version": "1.0",
+        "tree_commit": case.base,
+        "result": "passed",
+        "reason": "",
+        "time": "2026-11-20T10:00:00Z",
+        "duration_s": 12.5,
+        "environment": {
+            "python": "3.12.3",
+            "platform": "Linux",
+            "gpu": "NVIDIA H200",
+            "capability": "9.0",
+            "driver": "580.95",
+            "cuda": "12.8",
+            "torch": "2.11.0",
+            "triton": "3.6.0",
+        },
+        "tests": [
+            {
+                "node": "tests/test_mod.py::test_f",
+                "where": "upstream",
+                "result": "passed",
+                "reason": "",
+                "passed": 1,
+                "failed": 0,
+                "skipped": 0,
+            },
+            {
+                "node": "tests/test_fix_f.py",
+                "where": "set",
+                "result": "passed",
+                "reason": "",
+                "passed": 3,
+                "failed": 0,
+                "skipped": 0,
+            },
+        ],
+        **extra,
+    }
+    (case.project.path / "patchsets" / "demo" / "verification.json").write_text(
+        json.dumps([record], indent=2)
+    )
+
+
+def hide_tools(monkeypatch: pytest.MonkeyPatch, *names: str) -> None:
+    real = shutil.which
+    monkeypatch.setattr(
+        "patchkit.export.format.shutil.which", lambda name: None if name in names else real(name)
+    )
+
+
+@pytest.fixture
+def no_clang_format(monkeypatch: pytest.MonkeyPatch) -> None:
+    hide_tools(monkeypatch, "clang-format")
+
+
+@pytest.fixture
+def no_formatters(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Golden text must not depend on which formatters are installed here."""
+    hide_tools(monkeypatch, "clang-format", "ruff")
+
+
+needs_ruff = pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is not installed")
+
+
+def only(report: ExportReport) -> PatchExport:
+    assert len(report.exports) == 1
+    return report.exports[0]
+
+
+# -- text: golden files --------------------------------------------------------------------------
+@pytest.mark.usefixtures("no_formatters")
+def test_vllm_commit_message_and_body(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    write_record(case, "fix-f")
+    export = only(case.export("fix-f"))
+    assert export.text.title == "[Bugfix][Hardware][NVIDIA] Fix the off-by-one in f"
+    check_golden("vllm_commit_msg.txt", export.text.commit_message)
+    check_golden("vllm_pr_body.txt", export.text.body)
+    assert case.git("log", "-1", "--format=%B", export.commit) == export.text.commit_message.strip()
+
+
+@pytest.mark.usefixtures("no_formatters")
+def test_flashinfer_commit_message_and_body(tmp_path: Path) -> None:
+    case = fi_case(tmp_path)
+    export = only(case.export("decode-gqa-group-size-16"))
+    assert export.text.title == "fix(decode): dispatch GQA group size 16 in batch decode"
+    check_golden("flashinfer_commit_msg.txt", export.text.commit_message)
+    check_golden("flashinfer_pr_body.txt", export.text.body)
+    for heading in (
+        "## 📌 Description",
+        "## 🔍 Related Issues",
+        "## 🚀 Pull Request Checklist",
+        "### ✅ Pre-commit Checks",
+        "## 🧪 Tests",
+        "## Reviewer Notes",
+    ):
+        assert heading in export.text.body.splitlines()
+    assert export.text.commit_message == f"{export.text.title}\n\n{export.text.body}"
+    assert "Not yet verified" in export.text.body
+
+
+def test_nothing_below_before_submitting(tmp_path: Path) -> None:
+    body = only(vllm_case(tmp_path).export("fix-f")).text.body
+    last = body.rstrip("\n").splitlines()[-1]
+    assert CUT_MARK in last
+    purpose = body.index("## Purpose")
+    assert (
+        purpose < body.index("## Test Plan") < body.index("## Test Result") < body.index(CUT_MARK)
+    )
+    assert "<summary> Essential Elements" in body  # the template text above the line is kept
+
+
+def test_dco_line_matches_the_author(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    export = only(case.export("fix-f"))
+    author = case.git("log", "-1", "--format=%an <%ae>", export.commit)
+    committer = case.git("log", "-1", "--format=%cn <%ce>", export.commit)
+    assert author == committer == "Ada Lovelace <ada@example.com>"
+    assert export.text.commit_message.rstrip("\n").splitlines()[-1] == f"Signed-off-by: {author}"
+    assert "Co-authored-by: Grace Hopper <grace@example.com>" in export.text.commit_message
+
+
+def test_stale_or_failed_records_are_said(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    write_record(case, "fix-f", digest="0" * 64, result="failed")
+    body = only(case.export("fix-f")).text.body
+    assert "**failed**" in body
+    assert "earlier version of the patch" in body
+
+
+def test_conventional_title_keeps_acronyms() -> None:
+    meta = load_meta_stub(title="GQA: Add group 16.", scope="perf(attention)")
+    assert conventional_title(meta) == "perf(attention): GQA: Add group 16"
+
+
+def load_meta_stub(title: str, scope: str):  # type: ignore[no-untyped-def]
+    from patchkit.model import PatchKind, PatchMeta
+
+    return PatchMeta(
+        title=title,
+        pr_scope=scope,
+        id="x",
+        why="",
+        target="t",
+        kind=PatchKind.DIFF,
+        file=Path("x"),
+        meta_file=Path("x"),
+        set_name="s",
+    )
+
+
+# -- the branch ----------------------------------------------------------------------------------
+def test_branch_is_one_commit_on_the_base(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    export = only(case.export("fix-f"))
+    assert export.state == "created" and export.files == ("pkg/mod.py",)
+    assert case.git("rev-parse", "patchkit/fix-f") == export.commit
+    assert case.git("rev-parse", f"{export.commit}^") == case.base
+    assert case.git("show", f"{export.commit}:pkg/mod.py").count("x + 2") == 1
+    out = export.out_dir
+    assert (out / "COMMIT_MSG").read_text() == export.text.commit_message
+    assert (out / "PR_BODY.md").read_text() == export.text.body
+    assert b"Signed-off-by: Ada Lovelace" in (out / "fix-f.patch").read_bytes()
+
+
+def test_worktree_and_index_untouched(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    tree = case.upstream.path
+    (tree / "pkg" / "mod.py").write_text(MOD.replace("x * 2", "x * 3"))  # a user edit
+    (tree / "notes.txt").write_text("mine")
+    index = tree / ".git" / "index"
+    before = (case.git("status", "--porcelain"), index.read_bytes(), case.git("rev-parse", "HEAD"))
+    export = only(case.export("fix-f"))
+    after = (case.git("status", "--porcelain"), index.read_bytes(), case.git("rev-parse", "HEAD"))
+    assert before == after
+    assert (tree / "pkg" / "mod.py").read_text() == MOD.replace("x * 2", "x * 3")
+    assert "x * 2" in case.git("show", f"{export.commit}:pkg/mod.py")  # from the base, not disk
+
+
+def test_reexport_is_idempotent(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    first = only(case.export("fix-f"))
+    objects = case.git("count-objects", "-v")
+    second = only(case.export("fix-f"))
+    assert second.commit == first.commit and second.state == "unchanged"
+    assert case.git("rev-parse", "patchkit/fix-f") == first.commit
+    assert case.git("count-objects", "-v") == objects  # no new commit, tree or blob
+
+
+def test_changed_patch_moves_the_branch(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    first = only(case.export("fix-f"))
+    case.change("fix-f", {"pkg/mod.py": MOD.replace("1", "3")})
+    second = only(case.export("fix-f"))
+    assert second.state == "updated" and second.commit != first.commit
+
+
+def test_branch_moved_by_a_person_is_not_replaced(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    only(case.export("fix-f"))
+    case.git("update-ref", "refs/heads/patchkit/fix-f", case.base)
+    case.change("fix-f", {"pkg/mod.py": MOD.replace("1", "3")})
+    with pytest.raises(TreeError, match="did not export"):
+        case.export("fix-f")
+    assert only(case.export("fix-f", force=True)).state == "updated"
+
+
+def test_rewrite_is_exported_as_its_diff(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    case.project.add_rewrite("rw", REWRITE)
+    case.set_meta("rw", 'title = "Double g"\nwhy = "g must triple"\n')
+    export = only(case.export("rw"))
+    assert case.git("show", f"{export.commit}:pkg/mod.py") == MOD.replace("x * 2", "x * 3").strip()
+    assert export.files == ("pkg/mod.py",)
+
+
+REWRITE = """
+import libcst as cst
+
+from patchkit.engine.rewrite import Rewrite
+
+
+class Triple(Rewrite):
+    path = "pkg/mod.py"
+    anchors = {"g": 1}
+
+    def leave_Integer(self, original_node: cst.Integer, updated_node: cst.Integer) -> cst.Integer:
+        if self.current_anchor != "g":
+            return updated_node
+        if original_node.value == "3":
+            return self.present(updated_node)
+        return self.changed(updated_node.with_changes(value="3"))
+"""
+
+
+def test_requirement_that_applies_alone_keeps_the_base(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    case.add(
+        "fix-g",
+        {"pkg/mod.py": MOD.replace("x * 2", "x * 4")},
+        'title = "Fix g"\nwhy = "g"\nrequires = ["fix-f"]\n',
+    )
+    export = only(case.export("fix-g"))
+    assert export.parent == case.base and not export.stacked_on
+    assert "Depends on the patch `fix-f`" in export.text.body
+    assert "applies on its own" in export.text.body
+
+
+def test_requirement_it_needs_is_carried_first(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    fixed = MOD.replace("x + 1", "x + 2")
+    case.upstream.write({"pkg/mod.py": fixed})
+    run_git(case.upstream.path, "commit", "-qam", "scratch")
+    diff = case.upstream.diff_of({"pkg/mod.py": fixed.replace("x + 2", "x + 5")})
+    run_git(case.upstream.path, "reset", "-q", "--hard", case.base)
+    case.project.add_diff("fix-f2", diff)
+    case.set_meta("fix-f2", 'title = "Fix f again"\nwhy = "f"\nrequires = ["fix-f"]\n')
+    report = case.export("fix-f", "fix-f2")
+    first, second = report.exports
+    assert second.stacked_on == ("fix-f",) and second.parent == first.commit
+    assert "does not apply without it" in second.text.body
+    assert "x + 5" in case.git("show", f"{second.commit}:pkg/mod.py")
+
+
+# -- formatting ----------------------------------------------------------------------------------
+@needs_ruff
+def test_ruff_formats_the_exported_python(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    case.add("ugly", {"pkg/mod.py": MOD + "\n\nh = {  'a':1}\n"}, 'title = "H"\nwhy = "h"\n')
+    export = only(case.export("ugly"))
+    assert 'h = {"a": 1}' in case.git("show", f"{export.commit}:pkg/mod.py")
+    assert export.formatting == ("ruff: reformatted pkg/mod.py (the patch's lines)",)
+
+
+@needs_ruff
+def test_formatters_touch_only_the_patch_lines(tmp_path: Path) -> None:
+    upstream = "import os\nx = {  'a':1}\ny = {  'b':1}\n"  # not clean by this ruff
+    case = Case(tmp_path, "vllm", {"m.py": upstream})
+    case.add("p", {"m.py": upstream.replace("'b':1", "'b':2")}, 'title = "P"\nwhy = "p"\n')
+    export = only(case.export("p"))
+    assert case.git("show", f"{export.commit}:m.py") == "import os\nx = {  'a':1}\ny = {\"b\": 2}"
+    (note,) = export.formatting
+    assert note.startswith("ruff: reformatted m.py") and "fixes were not applied" in note
+
+
+@pytest.mark.usefixtures("no_clang_format")
+def test_clang_format_absence_is_reported(tmp_path: Path) -> None:
+    export = only(fi_case(tmp_path).export("decode-gqa-group-size-16"))
+    assert export.formatting == (
+        "clang-format: not available (not installed); C++/CUDA files left as the patch has them",
+    )
+
+
+def test_clang_format_runs_with_the_trees_style(tmp_path: Path) -> None:
+    if shutil.which("clang-format") is None:
+        pytest.skip("clang-format is not installed")
+    style = "BasedOnStyle: Google\nColumnLimit: 100\n"
+    case = Case(tmp_path, "flashinfer", {"a.cu": "int f() { return 1; }\n", ".clang-format": style})
+    case.add(
+        "p", {"a.cu": "int f() { return 1; }\nint g(  ) {return 2;}\n"}, 'title = "G"\nwhy = "g"\n'
+    )
+    export = only(case.export("p"))
+    assert case.git("show", f"{export.commit}:a.cu").endswith("int g() { return 2; }")
+    assert export.formatting == ("clang-format: reformatted a.cu (the patch's lines)",)
+
+
+def test_clang_format_needs_the_trees_style(tmp_path: Path) -> None:
+    if shutil.which("clang-format") is None:
+        pytest.skip("clang-format is not installed")
+    export = only(fi_case(tmp_path).export("decode-gqa-group-size-16"))
+    (note,) = export.formatting
+    assert note.startswith("clang-format: not run (no .clang-format in the tree at the base)")
+
+
+# -- publishing ----------------------------------------------------------------------------------
+def bare(path: Path) -> Path:
+    run_git(path.parent, "init", "-q", "--bare", str(path))
+    return path
+
+
+def test_push_to_a_fork_with_lease(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    fork = bare(tmp_path / "fork.git")
+    case.git("remote", "add", "fork", str(fork))
+    export = only(case.export("fix-f", push_remote="fork"))
+    assert export.pushed_to == str(fork)
+    assert run_git(fork, "rev-parse", "patchkit/fix-f").decode().strip() == export.commit
+    assert only(case.export("fix-f", push_remote="fork")).state == "unchanged"
+    case.change("fix-f", {"pkg/mod.py": MOD.replace("1", "3")})
+    moved = only(case.export("fix-f", push_remote="fork"))  # a re-export: forced, with lease
+    assert run_git(fork, "rev-parse", "patchkit/fix-f").decode().strip() == moved.commit
+
+
+def test_push_refused_when_the_fork_moved(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    fork = bare(tmp_path / "fork.git")
+    case.git("remote", "add", "fork", str(fork))
+    only(case.export("fix-f", push_remote="fork"))
+    run_git(
+        case.upstream.path,
+        "push",
+        "-q",
+        "--force",
+        "fork",
+        f"{case.base}:refs/heads/patchkit/fix-f",
+    )
+    case.change("fix-f", {"pkg/mod.py": MOD.replace("1", "3")})
+    with pytest.raises(GitError, match="changed since patchkit last pushed"):
+        case.export("fix-f", push_remote="fork")
+    assert run_git(fork, "rev-parse", "patchkit/fix-f").decode().strip() == case.base
+
+
+def test_push_to_upstream_is_refused(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    upstream = bare(tmp_path / "vllm.git")
+    lock = case.project.path / "upstream.lock"
+    lock.write_text(lock.read_text().replace("https://example.com/vllm", f"file://{upstream}/"))
+    case.git("remote", "add", "upstream", str(upstream))
+    with pytest.raises(ConfigError, match="upstream repository"):
+        case.export("fix-f", push_remote="upstream")
+    assert run_git(upstream, "for-each-ref").strip() == b""
+    export = only(case.export("fix-f", push_remote="upstream", force=True))
+    assert run_git(upstream, "rev-parse", "patchkit/fix-f").decode().strip() == export.commit
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("https://github.com/vllm-project/vllm", "git@github.com:vllm-project/vllm.git"),
+        ("https://github.com/vllm-project/vllm/", "ssh://git@GitHub.com/vllm-project/vllm.git"),
+    ],
+)
+def test_normalised_urls_match(a: str, b: str) -> None:
+    assert normalise_url(a) == normalise_url(b)
+
+
+def test_open_without_gh_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    case = vllm_case(tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    with pytest.raises(ConfigError, match="GitHub CLI `gh`"):
+        case.export("fix-f", push_remote="fork", open_pr=True)
+
+
+def test_open_records_the_pr_in_the_metadata(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    case = vllm_case(tmp_path)
+    fork = bare(tmp_path / "fork.git")
+    case.git("remote", "add", "fork", str(fork))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    gh = bin_dir / "gh"
+    gh.write_text(f'#!/bin/sh\necho "$@" > {tmp_path}/gh-args\necho https://example.com/pull/7\n')
+    gh.chmod(gh.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    export = only(case.export("fix-f", push_remote="fork", open_pr=True))
+    assert export.pr_url == "https://example.com/pull/7"
+    args = (tmp_path / "gh-args").read_text()
+    assert "--title [Bugfix][Hardware][NVIDIA] Fix the off-by-one in f" in args
+    assert "--body-file" in args and "--head" in args
+    meta = (case.patches_dir / "fix-f.toml").read_text()
+    assert 'prs = ["https://example.com/pull/7"]' in meta and 'status = "forwarded"' in meta
+    assert "# the why is what reviewers read first" in meta
+    again = only(case.export("fix-f", push_remote="fork", open_pr=True))  # no second PR
+    assert again.pr_url == "https://example.com/pull/7" and again.state == "unchanged"
+
+
+def test_record_pr_is_idempotent(tmp_path: Path) -> None:
+    meta = tmp_path / "p.toml"
+    meta.write_text('id = "p"  # keep me\nprs = []\n\n[pr]\nscope = "fix"\n')
+    record_pr(meta, "https://x/pull/1")
+    record_pr(meta, "https://x/pull/1")
+    text = meta.read_text()
+    assert text.count("https://x/pull/1") == 1 and "# keep me" in text
+    assert text.index('status = "forwarded"') < text.index("[pr]")
+
+
+def test_errors_are_patchkit_errors(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    with pytest.raises(PatchkitError):
+        case.export("no-such-patch")
+    with pytest.raises(ConfigError, match="--open needs --push"):
+        case.export("fix-f", open_pr=True)
+
+
+# -- bases ---------------------------------------------------------------------------------------
+def test_onto_another_upstream_commit(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    newer = case.upstream.commit({"README": "moved on\n"}, "upstream moves")
+    export = only(case.export("fix-f", onto="main"))
+    assert export.parent == newer
+    assert "based on main (" in export.text.body
+
+
+def test_synthetic_release_commit_is_a_base_but_never_pushed(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    fake = "abcdef0123456789abcdef0123456789abcdef01"
+    case.git("commit", "-q", "--amend", "-m", f"vllm 1.0\n\nUpstream-Commit: {fake}")
+    lock = case.project.path / "upstream.lock"
+    lock.write_text(lock.read_text().replace(case.base, fake))
+    export = only(case.export("fix-f"))
+    assert export.parent == case.git("rev-parse", "HEAD")
+    assert f"upstream commit {fake[:12]}" in export.text.body
+    fork = bare(tmp_path / "fork.git")
+    with pytest.raises(SourceError, match="synthetic commit"):
+        case.export("fix-f", push_remote=str(fork))
+
+
+def test_identity_must_name_an_email() -> None:
+    assert (
+        str(Identity.parse(" Ada Lovelace <ada@example.com> ")) == "Ada Lovelace <ada@example.com>"
+    )
+    with pytest.raises(ConfigError, match="Name <email>"):
+        Identity.parse("ada@example.com")
+
+
+# -- the command line ----------------------------------------------------------------------------
+def test_cli_handler(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    case = vllm_case(tmp_path)
+    parser = argparse.ArgumentParser()
+    add_export_args(parser)
+    argv = ["fix-f", "--project", str(case.project.path), "--checkout", str(case.upstream.path)]
+    assert export_cmd(parser.parse_args(argv)) == 0  # identity from git config
+    out = capsys.readouterr().out
+    assert "created: patchkit/fix-f" in out and "COMMIT_MSG" in out
+    assert export_cmd(parser.parse_args([*argv, "--json"])) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["exports"][0]["state"] == "unchanged"
+    message = case.git("log", "-1", "--format=%B", "patchkit/fix-f")
+    assert message.endswith("Signed-off-by: Test Person <test@example.com>")
+
+
+def several_patches(tmp_path: Path) -> Case:
+    """fix-f and new in the series, and opt-in left out of it unless named."""
+    case = vllm_case(tmp_path)
+    case.add("new", {"pkg/new.py": "VALUE = 1\n"}, 'title = "New"\nwhy = "n"\n')
+    case.add("opt-in", {"pkg/opt.py": "OPT = 1\n"}, 'title = "Opt"\nwhy = "o"\noptional = true\n')
+    return case
+
+
+def exported(case: Case, capsys: pytest.CaptureFixture[str], *argv: str) -> list[str]:
+    parser = argparse.ArgumentParser()
+    add_export_args(parser)
+    where = ["--project", str(case.project.path), "--checkout", str(case.upstream.path)]
+    assert export_cmd(parser.parse_args([*argv, *where, "--json"])) == 0
+    return [e["patch_id"] for e in json.loads(capsys.readouterr().out)["exports"]]
+
+
+def test_no_ids_exports_the_targets_series(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    case = several_patches(tmp_path)
+    assert [e.patch_id for e in case.export().exports] == ["fix-f", "new"]
+    assert exported(case, capsys, "--target", "vllm") == ["fix-f", "new"]
+    assert case.git("branch", "--list", "patchkit/*").split() == ["patchkit/fix-f", "patchkit/new"]
+
+
+def test_patch_option_names_patches(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    case = several_patches(tmp_path)
+    assert exported(case, capsys, "--patch", "opt-in") == ["opt-in"]  # opt-in, as it is named
+    assert exported(case, capsys, "new", "--patch", "fix-f", "--patch", "new") == ["new", "fix-f"]
+
+
+def test_neither_ids_nor_target_is_a_clear_error(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    parser = argparse.ArgumentParser()
+    add_export_args(parser)
+    args = parser.parse_args(["--project", str(case.project.path)])
+    with pytest.raises(ConfigError, match="name the patches to export") as info:
+        export_cmd(args)
+    assert "--target" in (info.value.hint or "") and "--patch" in (info.value.hint or "")
+
+
+def test_a_target_without_patches_is_a_clear_error(tmp_path: Path) -> None:
+    case = Case(tmp_path, "vllm", {"pkg/mod.py": MOD})
+    with pytest.raises(ConfigError, match="no patches for vllm"):
+        case.export()
+
+
+def test_a_failing_patch_moves_no_branch(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    bad = case.upstream.diff_of({"pkg/mod.py": MOD.replace("x * 2", "x * 7")})
+    case.project.add_diff("bad", bad.replace(b"return x * 2", b"return x * 9"))
+    case.set_meta("bad", 'title = "Bad"\nwhy = "its context is not upstream"\n')
+    with pytest.raises(PatchFailed, match="cannot export bad"):
+        case.export("fix-f", "bad")
+    assert case.git("branch", "--list", "patchkit/*") == ""
+
+
+def test_a_patch_already_upstream_is_not_exported(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    landed = case.upstream.commit({"pkg/mod.py": MOD.replace("x + 1", "x + 2")}, "upstream fix")
+    with pytest.raises(PatchFailed, match="already in upstream"):
+        case.export("fix-f", onto=landed)
+
+
+def test_new_and_deleted_files(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    case.add("new", {"pkg/new.py": "VALUE = 1\n"}, 'title = "New"\nwhy = "n"\n')
+    gone = (
+        b"diff --git a/pkg/mod.py b/pkg/mod.py\ndeleted file mode 100644\n"
+        b"index " + case.git("rev-parse", f"{case.base}:pkg/mod.py").encode() + b"..0000000\n"
+        b"--- a/pkg/mod.py\n+++ /dev/null\n@@ -1,6 +0,0 @@\n"
+        + b"".join(b"-" + line + b"\n" for line in MOD.encode().splitlines())
+    )
+    case.project.add_diff("gone", gone)
+    case.set_meta("gone", 'title = "Gone"\nwhy = "g"\n')
+    new, deleted = case.export("new", "gone").exports
+    assert case.git("show", f"{new.commit}:pkg/new.py") == "VALUE = 1"
+    assert case.git("ls-tree", "--name-only", "-r", new.commit, "pkg") == "pkg/mod.py\npkg/new.py"
+    assert case.git("ls-tree", "--name-only", "-r", deleted.commit, "pkg") == ""
+    assert deleted.files == ("pkg/mod.py",)
+
+
+def test_a_renamed_file_moves_in_the_exported_commit(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    moved = (
+        b"diff --git a/pkg/mod.py b/pkg/moved.py\nsimilarity index 100%\n"
+        b"rename from pkg/mod.py\nrename to pkg/moved.py\n"
+    )
+    case.project.add_diff("move", moved)
+    case.set_meta("move", 'title = "Move"\nwhy = "m"\n')
+    (export,) = case.export("move").exports
+    listing = case.git("ls-tree", "--name-only", "-r", export.commit, "pkg")
+    assert listing == "pkg/moved.py"
+    assert case.git("show", f"{export.commit}:pkg/moved.py") == MOD.rstrip("\n")
+    assert export.files == ("pkg/mod.py", "pkg/moved.py")
