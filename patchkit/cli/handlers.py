@@ -15,13 +15,23 @@ from patchkit.cli.render import (
     status_table,
 )
 from patchkit.errors import ConfigError
-from patchkit.model import PatchMeta, PatchResult
+from patchkit.model import LockEntry, PatchMeta, PatchResult
 from patchkit.ops import apply as apply_mod
 from patchkit.ops.context import Project, blobs_for, load_project, open_checkout, open_tree
 from patchkit.ops.status import StatusReport, status
 from patchkit.targets import pinned_versions
 from patchkit.upstream.lock import tree_pin_problems
 from patchkit.workspace.tree import Tree
+
+
+def tree_of(entry: LockEntry, args: argparse.Namespace) -> Tree:
+    """The tree the command line names: --installed (with --python), --checkout, or the cache."""
+    return open_tree(
+        entry,
+        checkout=getattr(args, "checkout", None),
+        installed=getattr(args, "installed", False),
+        python=getattr(args, "python", None),
+    )
 
 
 def _project(args: argparse.Namespace) -> Project:
@@ -43,7 +53,7 @@ def apply_cmd(args: argparse.Namespace) -> int:
     project = _project(args)
     entry = project.entry(args.target)
     patches = project.patches(args.target, include=tuple(args.include))
-    tree = open_tree(entry, args)
+    tree = tree_of(entry, args)
     _warn_pins(project, tree)
     patches = _applicable(tree, patches)
     blobs = blobs_for(entry, tree)
@@ -127,7 +137,7 @@ def _render_results(
 def status_cmd(args: argparse.Namespace) -> int:
     project = _project(args)
     entry = project.entry(args.target)
-    tree = open_tree(entry, args)
+    tree = tree_of(entry, args)
     report = _status(project, tree, args.target)
     if args.json:
         print_json(report.to_json())
@@ -140,7 +150,7 @@ def reset_cmd(args: argparse.Namespace) -> int:
     from patchkit.ops.reset import reset
 
     project = _project(args)
-    tree = open_tree(project.entry(args.target), args)
+    tree = tree_of(project.entry(args.target), args)
     report = reset(tree=tree, force=args.force)
     if args.json:
         print_json(

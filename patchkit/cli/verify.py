@@ -33,12 +33,13 @@ def add_verify_args(parser: argparse.ArgumentParser) -> None:
 
 
 def verify_cmd(args: argparse.Namespace) -> int:
-    from patchkit.ops.context import load_project, open_tree
+    from patchkit.cli.handlers import tree_of
+    from patchkit.ops.context import load_project
 
     project = load_project(args.project, args.sets)
     entry = project.entry(args.target)
     patches = project.patches(args.target, include=tuple(args.include), only=tuple(args.only))
-    tree = open_tree(entry, args)
+    tree = tree_of(entry, args)
     _require_applied(tree, patches)
     report = verify(
         tree_root=tree.root,

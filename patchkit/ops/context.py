@@ -3,7 +3,6 @@ the tree to work on, and where base blobs can be found."""
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,13 +59,20 @@ def open_checkout(entry: LockEntry, checkout: Path | None) -> Tree:
     return checkout_tree(fetch(entry).path, entry.name)
 
 
-def open_tree(entry: LockEntry, args: argparse.Namespace) -> Tree:
-    """The tree the command line names: --installed (with --python), --checkout, or the cache."""
-    if getattr(args, "installed", False):
+def open_tree(
+    entry: LockEntry,
+    *,
+    checkout: Path | None = None,
+    installed: bool = False,
+    python: str | None = None,
+) -> Tree:
+    """The tree to work on: the installed distribution of ``python`` (``installed``), the
+    ``checkout`` given, or the locked tree in the cache."""
+    if installed:
         from patchkit.workspace.installed import open_installed
 
-        return open_installed(entry, Path(args.python) if args.python else None)
-    return open_checkout(entry, getattr(args, "checkout", None))
+        return open_installed(entry, Path(python) if python else None)
+    return open_checkout(entry, checkout)
 
 
 def blobs_for(entry: LockEntry, tree: Tree) -> Blobs:
