@@ -91,6 +91,12 @@ COMMANDS = (
         "patchkit.cli.import_:import_cmd",
     ),
     Command(
+        "export-series",
+        "write the sets as a quilt series or git format-patch mail at the locked commit",
+        "patchkit.cli.import_:add_export_series_args",
+        "patchkit.cli.import_:export_series_cmd",
+    ),
+    Command(
         "export-pr",
         "one upstream-ready branch per patch, with its commit message and PR text",
         "patchkit.cli.export:add_export_args",

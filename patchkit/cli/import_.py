@@ -10,7 +10,9 @@ from rich.table import Table
 
 from patchkit.cli.render import console, print_json
 from patchkit.errors import ImportRefused, PatchFailed
-from patchkit.ops.context import load_project
+from patchkit.ops.apply import upstream_view
+from patchkit.ops.context import blobs_for, load_project, open_checkout
+from patchkit.ops.export_series import FORMATS, export_series
 from patchkit.ops.import_ import ImportReport, import_patches
 
 _STYLE = {"applied": "green", "carried": "cyan", "upstreamed": "blue"}
@@ -111,4 +113,38 @@ def _exit(report: ImportReport) -> int:
             f"imported, but not applying at the lock: {', '.join(stuck)}; they are kept pending",
             hint="fix them at the lock by hand, then `patchkit record --patch ID`",
         )
+    return 0
+
+
+def add_export_series_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("directory", type=Path, metavar="DIR", help="where to write the series")
+    parser.add_argument("--target", "-t", required=True, help="vllm, flashinfer, ...")
+    parser.add_argument("--format", choices=FORMATS, required=True, dest="fmt")
+    parser.add_argument("--set", dest="sets", action="append", metavar="NAME")
+    parser.add_argument("--include", action="append", default=[], metavar="PATCH")
+    parser.add_argument("--project", type=Path, default=Path.cwd(), help="the patch repository")
+    parser.add_argument("--checkout", type=Path, help="a checkout at the lock (default: cache)")
+
+
+def export_series_cmd(args: argparse.Namespace) -> int:
+    project = load_project(args.project, args.sets)
+    entry = project.entry(args.target)
+    tree = open_checkout(entry, args.checkout)
+    blobs = blobs_for(entry, tree)
+    try:
+        done = export_series(
+            patches=project.patches(args.target, include=tuple(args.include)),
+            lock=upstream_view(tree, committed=True),
+            blobs=blobs,
+            directory=args.directory,
+            fmt=args.fmt,
+        )
+    finally:
+        blobs.close()
+    for path in done.files:
+        console.print(str(path))
+    for patch_id, why in done.left_out:
+        console.print(f"left out {patch_id}: {why}")
+    apply_with = "quilt push -a" if done.format == "quilt" else f"git am {done.directory}/*.patch"
+    console.print(f"{len(done.files)} file(s) in {done.directory}; apply with `{apply_with}`")
     return 0

@@ -83,7 +83,9 @@ def parse_mail(message: bytes) -> tuple[Meta, bytes]:
     subject = re.sub(r"^\s*(\[[^]]*\]\s*)+", "", _decode(mail["Subject"]).replace("\n", " "))
     payload = mail.get_payload(decode=True)
     body = payload if isinstance(payload, bytes) else str(mail.get_payload()).encode()
-    text = body.split(b"\n---\n", 1)[0].decode("utf-8", "replace")
+    text = re.split(rb"^---\r?$", body, maxsplit=1, flags=re.MULTILINE)[0].decode(
+        "utf-8", "replace"
+    )
     signed = re.findall(r"^Signed-off-by:\s*(.+)$", text, re.MULTILINE)
     why = re.sub(r"^(Signed-off-by|Co-authored-by|Reviewed-by):.*$\n?", "", text, flags=re.M)
     issues, prs = links([subject, text])

@@ -25,7 +25,6 @@ from patchkit.importers.scripts import SITE, read_script, script_comments
 
 _QUIET = {"set", "echo", "exit", "true", ":", "printf", "trap"}
 _VAR = re.compile(r"\$\{?(\w+)\}?")
-_SUBST = re.compile(r"\$\(([^()]*)\)")
 _LOOP = re.compile(r"^for (\w+) in (.+?);\s*do\s+(.+?);?\s*done$")
 
 
@@ -94,47 +93,78 @@ def _line(shell: _Shell, number: int, line: str) -> None:
             shell.comments.clear()
         return
     loop = _LOOP.match(stripped)
-    if loop:
-        _loop(shell, number, loop)
-    else:
-        for command in re.split(r"\s*(?:&&|;|\|\|)\s*", stripped):
-            if command:
-                _command(shell, number, command)
+    body = loop.group(3) if loop else stripped
+    items = _loop_items(shell, loop.group(2)) if loop else [""]
+    for item in items:
+        if loop:
+            shell.env[loop.group(1)] = item
+        for words in _commands(shell, number, body):
+            _command(shell, number, words, stripped)
     shell.comments.clear()
 
 
-def _loop(shell: _Shell, number: int, loop: re.Match[str]) -> None:
-    name, pattern, body = loop.groups()
+def _loop_items(shell: _Shell, pattern: str) -> list[str]:
+    """``for p in /mods/x/*.patch``: the mod's files whose names match."""
     names = sorted(p.name for p in shell.root.iterdir() if p.is_file())
     words = [posixpath.basename(w) for w in shlex.split(_expand(shell, pattern))]
-    matched = [n for n in names if any(fnmatch.fnmatch(n, w) for w in words)]
-    for item in matched:
-        shell.env[name] = item
-        for command in re.split(r"\s*(?:&&|;)\s*", body):
-            _command(shell, number, command)
+    return [n for n in names if any(fnmatch.fnmatch(n, w) for w in words)]
+
+
+def _commands(shell: _Shell, number: int, text: str) -> list[list[str]]:
+    """The simple commands of a line, split at ``;``, ``&&``, ``||`` (quotes respected)."""
+    try:
+        lexer = shlex.shlex(_expand(shell, text), posix=True, punctuation_chars=";&|<>")
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError as exc:
+        shell.untranslated.append(f"line {number}: cannot be read ({exc}): {text}")
+        return []
+    commands: list[list[str]] = [[]]
+    for token in tokens:
+        if token in (";", "&&", "||", "&"):
+            commands.append([])
+        else:
+            commands[-1].append(token)
+    return [c for c in commands if c]
+
+
+def _substitutions(text: str) -> list[tuple[int, int]]:
+    """Spans of the outermost ``$(...)`` in ``text`` (parentheses balanced)."""
+    spans, start, depth = [], -1, 0
+    for i, char in enumerate(text):
+        if text.startswith("$(", i) and depth == 0:
+            start = i
+        if char == "(" and start >= 0:
+            depth += 1
+        elif char == ")" and depth:
+            depth -= 1
+            if depth == 0:
+                spans.append((start, i + 1))
+                start = -1
+    return spans
 
 
 def _expand(shell: _Shell, text: str) -> str:
-    def subst(match: re.Match[str]) -> str:
-        inner = match.group(1)
+    """``$(...)`` asking for site-packages becomes it, ``$(dirname ...)`` the mod directory;
+    ``$NAME`` and ``${NAME}`` the values assigned above. Anything else is left as written."""
+    for start, end in reversed(_substitutions(text)):
+        inner = text[start + 2 : end - 1]
         if re.search(r"site-?packages|purelib|platlib", inner):
-            return SITE
-        if inner.startswith("dirname"):
-            return str(shell.root)
-        return match.group(0)
-
-    text = _SUBST.sub(subst, text)
+            text = text[:start] + SITE + text[end:]
+        elif inner.startswith("dirname"):
+            text = text[:start] + str(shell.root) + text[end:]
     return _VAR.sub(lambda m: shell.env.get(m.group(1), m.group(0)), text)
 
 
-def _command(shell: _Shell, number: int, command: str) -> None:
-    words = shlex.split(_expand(shell, command), comments=False)
+def _command(shell: _Shell, number: int, words: list[str], line: str) -> None:
     words = [w for w in words if w != "sudo"]
+    if words[0] == "export":
+        words = words[1:]
     if not words:
         return
-    if re.fullmatch(r"(export\s+)?\w+=.*", command.strip()):
-        key, value = _expand(shell, command).removeprefix("export").strip().split("=", 1)
-        shell.env[key] = shlex.split(value)[0] if value.strip() else ""
+    if re.fullmatch(r"\w+=.*", words[0]) and len(words) == 1:
+        key, value = words[0].split("=", 1)
+        shell.env[key] = value
         return
     head = words[0]
     if head == "cd" and len(words) == 2:
@@ -146,7 +176,7 @@ def _command(shell: _Shell, number: int, command: str) -> None:
     elif re.fullmatch(r"python[\d.]*", head) and len(words) == 2 and words[1].endswith(".py"):
         _script(shell, number, words[1])
     elif head not in _QUIET:
-        shell.untranslated.append(f"line {number}: {command.strip()}")
+        shell.untranslated.append(f"line {number}: {line}")
 
 
 def _file(shell: _Shell, name: str, number: int) -> Path | None:
@@ -206,7 +236,11 @@ def _diff(shell: _Shell, number: int, name: str, strip: int, directory: str) -> 
             shell.untranslated.append(f"line {number}: a patch read from no file import can see")
         return
     data = path.read_bytes()
-    mapped = map_diff(data, shell.target, strip=strip, directory=directory, source=str(path))
+    try:
+        mapped = map_diff(data, shell.target, strip=strip, directory=directory, source=str(path))
+    except ImportRefused as exc:
+        shell.untranslated.append(f"line {number}: {exc.message}")
+        return
     meta = _meta(shell, mapped.preamble, path.stem)
     shell.found.append(
         Candidate(path.stem, Form.MOD, path, meta, diff=mapped.text, origin=(Origin.of(path),))
@@ -218,7 +252,11 @@ def _script(shell: _Shell, number: int, name: str) -> None:
     if path is None:
         return
     source = path.read_bytes()
-    edits = read_script(source, path, shell.target)
+    try:
+        edits = read_script(source, path, shell.target)
+    except ImportRefused as exc:
+        shell.untranslated.append(f"line {number}: {exc.message}")
+        return
     meta = _meta(shell, "\n".join(script_comments(source)), path.stem)
     shell.found.append(
         Candidate(path.stem, Form.MOD, path, meta, edits=edits, origin=(Origin.of(path),))
