@@ -185,7 +185,8 @@ class Prober:
         done = self.runs.setdefault(point.ref, {})
         if patch_id not in done:
             commit = self.history.commit(point)
-            overlay = Overlay(read_at(self.history.repo, commit))
+            repo = self.history.repo
+            overlay = Overlay(read_at(repo, commit), listing=list_at(repo, commit))
             chain = self._chain(patch_id)
             for result in run_series(chain, overlay, self.blobs, stop_on_failure=False):
                 done[result.patch_id] = result
@@ -218,6 +219,16 @@ def read_at(repo: GitRepo, commit: str) -> Callable[[str], bytes | None]:
         return repo.read_file(commit, path)
 
     return read
+
+
+def list_at(repo: GitRepo, commit: str) -> Callable[[str], list[str]]:
+    """Files of ``commit`` under a directory, as a lister (each directory listed once)."""
+
+    @functools.cache
+    def listing(directory: str) -> list[str]:
+        return sorted(repo.ls_tree(commit, [directory] if directory else []))
+
+    return listing
 
 
 def first_change(points: Sequence[Point], changed: Callable[[Point], bool]) -> tuple[int, int]:

@@ -1,16 +1,18 @@
-"""Run rewrite patches: load the module, rewrite the files it names, judge, cache.
+"""Run rewrite patches: load the module, find the files its rewrites take, rewrite, judge, cache.
 
 A rewrite patch is a Python module in a patch set holding one or more ``Rewrite`` subclasses
 (see ``patchkit.engine.rewrite_base``). ``run_rewrite_patch`` never raises for a broken patch or a
-drifted tree: every result is a ``PatchResult`` value. Per file it
+drifted tree: every result is a ``PatchResult`` value. It
 
-1. reads the current bytes (``read`` returns None for a missing file: GONE);
-2. skips the parse when an anchor's name does not even appear in the text (GONE);
-3. looks the result up in the cache, keyed by the rewrite module's source, the input bytes and
-   the engine's own source;
-4. otherwise parses with libcst (no metadata providers), runs each rewrite for that file, checks
-   that the output parses and that a second run on it changes nothing and finds every site
-   present; files are parsed in parallel processes when several miss the cache.
+1. lists the candidate files of each rewrite from text alone (``patchkit.engine.rewrite_select``): its
+   home file, plus the files under its ``search`` globs that pass the text prefilter;
+2. looks each file's result up in the cache, keyed by the rewrite module's source, the path, the
+   input bytes and the engine's own source;
+3. otherwise parses with libcst (no metadata providers), runs the rewrites that take the file,
+   checks that the output parses and that a second run on it changes nothing and finds every
+   site present; files are parsed in parallel processes when several miss the cache;
+4. judges each anchor over every candidate file together: its count (or range) of edit sites,
+   and where each was found, so a rewrite follows code that moved to another file or function.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ import concurrent.futures.process
 import functools
 import hashlib
 import importlib.util
-import json
 import multiprocessing
 import os
 import re
@@ -29,37 +30,52 @@ import sys
 import traceback
 import types
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import libcst as cst
 
-from patchkit.cache import cache_dir
+from patchkit.engine import rewrite_cache
 from patchkit.engine.diffparse import is_git_internal
-from patchkit.engine.rewrite_base import (
-    AnchorReport,
-    FileReport,
-    Rewrite,
-    anchor_reports,
-    combine_outcomes,
-    precheck,
-)
 from patchkit.errors import ConfigError
 from patchkit.model import ConflictDetail, FileChange, Outcome, PatchResult, Step
+from patchkit.engine.rewrite_base import Rewrite
+from patchkit.engine.rewrite_report import (
+    AnchorReport,
+    FileReport,
+    FileRun,
+    Site,
+    Tally,
+    combine_outcomes,
+    judge_anchor,
+)
+from patchkit.engine.rewrite_select import (
+    ANCHOR_RE,
+    Lister,
+    Selector,
+    anchor_spec,
+    candidates,
+    searched,
+    valid_glob,
+    valid_needle,
+)
 
 __all__ = [
     "AnchorReport",
     "FileReport",
     "Rewrite",
+    "RewriteRun",
+    "Site",
     "load_rewrites",
     "rewrite_paths",
+    "rewrite_selectors",
     "rewrite_source",
     "run_rewrite_patch",
+    "run_rewrites",
 ]
 
-ENGINE_VERSION = "1"
 _LIBRARIES = (Path(cst.__file__).parent, Path(__file__).parent)  # frames not worth naming
-_ANCHOR_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+Reader = Callable[[str], bytes | None]
 
 
 # -- loading ---------------------------------------------------------------------------------
@@ -91,8 +107,13 @@ def load_rewrites(file: Path) -> list[type[Rewrite]]:
 
 
 def rewrite_paths(file: Path) -> list[str]:
-    """The repository paths a rewrite module touches, in order, each once."""
+    """The home paths of a rewrite module's rewrites (where they were made), each once."""
     return list(dict.fromkeys(cls.path for cls in load_rewrites(file)))
+
+
+def rewrite_selectors(file: Path) -> list[Selector]:
+    """Where each rewrite of a module looks, as plain data (see ``Selector.to_json``)."""
+    return [cls.selector() for cls in load_rewrites(file)]
 
 
 @functools.lru_cache(maxsize=256)
@@ -120,10 +141,27 @@ def _validate(cls: type[Rewrite], file: Path) -> None:
     if not isinstance(anchors, dict) or not anchors:
         raise ConfigError(f"{where}.anchors must be a non-empty dict of name -> count")
     for name, count in anchors.items():
-        if not isinstance(name, str) or not _ANCHOR_RE.match(name):
-            raise ConfigError(f"{where}.anchors: {name!r} is not a qualified name")
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise ConfigError(f"{where}.anchors[{name!r}] must be a positive int, not {count!r}")
+        if not isinstance(name, str) or not ANCHOR_RE.match(name):
+            raise ConfigError(f"{where}.anchors: {name!r} is not a qualified name or pattern")
+        spec = anchor_spec(name, count)
+        if spec is None or spec.low < 1:
+            raise ConfigError(
+                f"{where}.anchors[{name!r}] must be a positive int or a (low, high) pair with "
+                f"1 <= low <= high, not {count!r}"
+            )
+    for glob in _strings(cls, "search", where):
+        if not valid_glob(glob) or is_git_internal(glob):
+            raise ConfigError(f"{where}.search: {glob!r} is not a relative glob inside the tree")
+    for needle in _strings(cls, "needles", where):
+        if not valid_needle(needle):
+            raise ConfigError(f"{where}.needles: {needle!r} is not a regular expression")
+
+
+def _strings(cls: type[Rewrite], attr: str, where: str) -> tuple[str, ...]:
+    value = getattr(cls, attr)
+    if not isinstance(value, tuple) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}.{attr} must be a tuple of strings, not {value!r}")
+    return value
 
 
 def _is_relative_posix(path: str) -> bool:
@@ -144,51 +182,46 @@ class _RewriteBroke(Exception):
     """Internal: a rewrite misbehaved; the message is the FAILED reason."""
 
 
-def rewrite_source(rewrites: Sequence[type[Rewrite]], path: str, data: bytes | None) -> FileReport:
-    """Run the rewrites for ``path`` over ``data`` in order; judge. Never raises. No cache."""
-    early = precheck(rewrites, path, data)
-    if early is not None or data is None:  # precheck answers for a missing file
-        return early or FileReport(path, Outcome.GONE, message="the file does not exist")
+def rewrite_file(rewrites: Sequence[type[Rewrite]], path: str, data: bytes) -> FileRun:
+    """Run the rewrites over one file's bytes, in order. Never raises. No cache, no judging."""
     try:
         module = cst.parse_module(data)
     except cst.ParserSyntaxError as exc:
-        return FileReport(path, Outcome.FAILED, message=f"libcst cannot parse it: {exc.message}")
+        return FileRun(path, failure=f"libcst cannot parse it: {exc.message}")
     except Exception as exc:  # an undecodable file, say
-        return FileReport(path, Outcome.FAILED, message=f"cannot parse it: {_describe(exc)}")
+        return FileRun(path, failure=f"cannot parse it: {_describe(exc)}")
     try:
         return _rewrite_module(rewrites, path, data, module)
     except _RewriteBroke as exc:
-        return FileReport(path, Outcome.FAILED, message=str(exc))
+        return FileRun(path, failure=str(exc))
     except Exception as exc:  # a tree that cannot be printed, say
-        return FileReport(path, Outcome.FAILED, message=f"rewriting failed: {_describe(exc)}")
+        return FileRun(path, failure=f"rewriting failed: {_describe(exc)}")
 
 
 def _rewrite_module(
     rewrites: Sequence[type[Rewrite]], path: str, data: bytes, module: cst.Module
-) -> FileReport:
-    updated, reports = _run_pass(rewrites, module)
-    outcome = combine_outcomes([r.outcome for r in reports])
-    if outcome not in (Outcome.APPLIED, Outcome.PARTLY_UPSTREAMED, Outcome.UPSTREAMED):
-        return FileReport(path, outcome, tuple(reports))
+) -> FileRun:
+    updated, tallies = _run_pass(rewrites, path, module)
     output = updated.bytes
-    if outcome is Outcome.UPSTREAMED:
+    changed = [t for t in tallies if any(not s.present for s in t.sites)]
+    if not changed:
         if output != data:
-            raise _RewriteBroke("every site was reported present, yet the rewrite changed the code")
-        return FileReport(path, outcome, tuple(reports))
-    where = "anchor(s) " + ", ".join(r.anchor for r in reports if r.changed)
+            raise _RewriteBroke("no site was reported changed, yet the rewrite changed the code")
+        return FileRun(path, tuple(tallies))
+    where = "anchor(s) " + ", ".join(dict.fromkeys(t.anchor for t in changed))
     if output == data:
         raise _RewriteBroke(
             f"edit sites were reported changed at {where}, yet the code is the same"
         )
     _check_parses(output, where)
-    _check_idempotent(rewrites, output)
-    return FileReport(path, outcome, tuple(reports), output=output)
+    _check_idempotent(rewrites, path, output, tallies)
+    return FileRun(path, tuple(tallies), output)
 
 
 def _run_pass(
-    rewrites: Sequence[type[Rewrite]], module: cst.Module
-) -> tuple[cst.Module, list[AnchorReport]]:
-    reports: list[AnchorReport] = []
+    rewrites: Sequence[type[Rewrite]], path: str, module: cst.Module
+) -> tuple[cst.Module, list[Tally]]:
+    tallies: list[Tally] = []
     for cls in rewrites:
         rewrite = cls()
         try:
@@ -203,8 +236,18 @@ def _run_pass(
                 f"rewrite {cls.__name__} reported {rewrite.stray_sites} edit site(s) outside "
                 f"its anchors {sorted(cls.anchors)}"
             )
-        reports += anchor_reports(rewrite)
-    return module, reports
+        tallies += [_tally(rewrite, path, anchor) for anchor in cls.anchors]
+    return module, tallies
+
+
+def _tally(rewrite: Rewrite, path: str, anchor: str) -> Tally:
+    sites = tuple(Site(path, m.qualname, m.present) for m in rewrite.marks if m.anchor == anchor)
+    node = rewrite.anchor_nodes.get(anchor)
+    code = cst.Module(body=[]).code_for_node(node) if node is not None else ""
+    definitions = tuple(rewrite.definitions.get(anchor, ()))
+    return Tally(
+        path, type(rewrite).__name__, anchor, rewrite.defined[anchor], sites, definitions, code
+    )
 
 
 def _check_parses(output: bytes, where: str) -> None:
@@ -216,18 +259,22 @@ def _check_parses(output: bytes, where: str) -> None:
         ) from exc
 
 
-def _check_idempotent(rewrites: Sequence[type[Rewrite]], output: bytes) -> None:
+def _check_idempotent(
+    rewrites: Sequence[type[Rewrite]], path: str, output: bytes, first: list[Tally]
+) -> None:
     try:
         module = cst.parse_module(output)
     except cst.ParserSyntaxError as exc:
         raise _RewriteBroke(f"libcst cannot parse the rewritten code: {exc.message}") from exc
-    again, reports = _run_pass(rewrites, module)
-    for report in reports:
-        if report.outcome is not Outcome.UPSTREAMED:
+    again, tallies = _run_pass(rewrites, path, module)
+    for before, after in zip(first, tallies, strict=True):
+        changed = sum(not s.present for s in after.sites)
+        present = len(after.sites) - changed
+        if changed or present != len(before.sites):
             raise _RewriteBroke(
-                f"not idempotent: on its own output, anchor {report.anchor} ({report.rewrite}) "
-                f"reports changed {report.changed}, present {report.present}, "
-                f"expected {report.expected} present"
+                f"not idempotent: on its own output, anchor {after.anchor} ({after.rewrite}) "
+                f"reports changed {changed}, present {present}, "
+                f"expected {len(before.sites)} present"
             )
     if again.bytes != output:
         raise _RewriteBroke("not idempotent: a second run on its own output changed it again")
@@ -243,7 +290,49 @@ def _describe(exc: BaseException, file: Path | None = None) -> str:
     return f"{type(exc).__name__}: {exc}{where}"
 
 
+def rewrite_source(rewrites: Sequence[type[Rewrite]], path: str, data: bytes | None) -> FileReport:
+    """Run the rewrites over ``data`` as if ``path`` were their only file; judge. No cache."""
+    if data is None:
+        return FileReport(path, Outcome.GONE, message="the file does not exist")
+    admitted = all(cls.selector().admits(data) for cls in rewrites)
+    run = rewrite_file(rewrites, path, data) if admitted else FileRun(path)
+    if run.failure:
+        return FileReport(path, Outcome.FAILED, message=run.failure)
+    anchors = _judge(rewrites, [run])
+    outcome = combine_outcomes([a.outcome for a in anchors])
+    output = run.output if outcome in (Outcome.APPLIED, Outcome.PARTLY_UPSTREAMED) else None
+    return FileReport(path, outcome, tuple(anchors), output)
+
+
+def _judge(rewrites: Sequence[type[Rewrite]], runs: Sequence[FileRun]) -> list[AnchorReport]:
+    reports = []
+    for cls in rewrites:
+        for spec in cls.specs():
+            tallies = [
+                t for r in runs for t in r.tallies
+                if t.rewrite == cls.__name__ and t.anchor == spec.pattern
+            ]  # fmt: skip
+            reports.append(judge_anchor(cls.__name__, spec, tallies, cls.path))
+    return reports
+
+
 # -- a whole patch ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RewriteRun:
+    """A rewrite module's rewrites over a whole tree."""
+
+    outcome: Outcome
+    anchors: tuple[AnchorReport, ...]  # every anchor, judged over all its candidate files
+    files: tuple[FileRun, ...]  # every candidate file, in the order looked at
+    missing: tuple[tuple[str, str], ...] = ()  # (home, why) of rewrites that found no file
+
+    @property
+    def changes(self) -> tuple[FileChange, ...]:
+        if self.outcome not in (Outcome.APPLIED, Outcome.PARTLY_UPSTREAMED):
+            return ()
+        return tuple(FileChange(r.path, r.output) for r in self.files if r.output is not None)
 
 
 @dataclass(frozen=True)
@@ -252,37 +341,60 @@ class _Job:
     module_sha: str
     path: str
     data: bytes
+    classes: tuple[str, ...]
 
 
-def run_rewrite_patch(
-    patch_id: str, file: Path, read: Callable[[str], bytes | None]
-) -> PatchResult:
-    """Run one rewrite patch against the tree ``read`` sees. Never raises for a bad patch."""
-    try:
-        classes = load_rewrites(file)
-        module_sha = hashlib.sha256(Path(file).read_bytes()).hexdigest()
-    except ConfigError as exc:
-        return PatchResult(patch_id, Outcome.FAILED, Step.REWRITE, message=f"{patch_id}: {exc}")
-    by_path: dict[str, list[type[Rewrite]]] = {}
-    for cls in classes:
-        by_path.setdefault(cls.path, []).append(cls)
-    reports: dict[str, FileReport] = {}
+def run_rewrites(file: Path, read: Reader, listing: Lister | None = None) -> RewriteRun:
+    """Run a rewrite module over the tree ``read`` (and ``listing``) sees. ConfigError for a
+    broken module; every other problem is in the result."""
+    classes = load_rewrites(file)
+    module_sha = hashlib.sha256(Path(file).read_bytes()).hexdigest()
+    selectors = [cls.selector() for cls in classes]
+    taken = candidates(selectors, read, listing)
+    runs: dict[str, FileRun] = {}
     jobs: list[_Job] = []
-    for path, rewrites in by_path.items():
-        data = read(path)
-        report = precheck(rewrites, path, data) or _cache_load(module_sha, path, data or b"")
-        if report is not None:
-            reports[path] = report
-        elif data is not None:
-            jobs.append(_Job(Path(file), module_sha, path, data))
-    for job, report in zip(jobs, _run_jobs(jobs), strict=True):
-        if report.outcome is not Outcome.FAILED:
-            _cache_store(job.module_sha, job.path, job.data, report)
-        reports[job.path] = report
-    return _patch_result(patch_id, [reports[p] for p in by_path])
+    for path, chosen in taken.items():
+        data = read(path) or b""
+        names = tuple(s.rewrite for s in chosen)
+        cached = rewrite_cache.load(module_sha, path, names, data)
+        if cached is not None:
+            runs[path] = cached
+        else:
+            jobs.append(_Job(Path(file), module_sha, path, data, names))
+    for job, run in zip(jobs, _run_jobs(jobs), strict=True):
+        if not run.failure:
+            rewrite_cache.store(module_sha, job.classes, run, job.data)
+        runs[job.path] = run
+    files = tuple(runs[p] for p in taken)
+    seen = {s.rewrite for chosen in taken.values() for s in chosen}
+    return _conclude(classes, selectors, files, seen, read)
 
 
-def _run_jobs(jobs: list[_Job]) -> list[FileReport]:
+def _conclude(
+    classes: Sequence[type[Rewrite]],
+    selectors: Sequence[Selector],
+    files: tuple[FileRun, ...],
+    seen: set[str],
+    read: Reader,
+) -> RewriteRun:
+    anchors = tuple(_judge(classes, files))
+    missing = tuple((s.home, _missing(s, read)) for s in selectors if s.rewrite not in seen)
+    outcomes = [a.outcome for a in anchors if a.rewrite in seen]
+    outcomes += [Outcome.GONE for _ in missing]
+    outcomes += [Outcome.FAILED for f in files if f.failure]
+    return RewriteRun(combine_outcomes(outcomes), anchors, files, missing)
+
+
+def _missing(selector: Selector, read: Reader) -> str:
+    """Why a rewrite has no candidate file."""
+    elsewhere = f", nor is it under {searched([selector])}" if selector.search else ""
+    if read(selector.home) is None:
+        return f"the file does not exist{elsewhere}"
+    names = ", ".join(a.pattern for a in selector.anchors)
+    return f"no anchor of {selector.rewrite} ({names}) is defined in it any more{elsewhere}"
+
+
+def _run_jobs(jobs: list[_Job]) -> list[FileRun]:
     if len(jobs) < 2:
         return [_run_job(job) for job in jobs]
     methods = multiprocessing.get_all_start_methods()
@@ -295,89 +407,41 @@ def _run_jobs(jobs: list[_Job]) -> list[FileReport]:
         return [_run_job(job) for job in jobs]
 
 
-def _run_job(job: _Job) -> FileReport:
+def _run_job(job: _Job) -> FileRun:
     try:
-        classes = [cls for cls in load_rewrites(job.module_file) if cls.path == job.path]
+        classes = [cls for cls in load_rewrites(job.module_file) if cls.__name__ in job.classes]
     except ConfigError as exc:
-        return FileReport(job.path, Outcome.FAILED, message=str(exc))
-    return rewrite_source(classes, job.path, job.data)
+        return FileRun(job.path, failure=str(exc))
+    return rewrite_file(classes, job.path, job.data)
 
 
-def _patch_result(patch_id: str, reports: list[FileReport]) -> PatchResult:
-    outcome = combine_outcomes([r.outcome for r in reports])
-    step = Step.PROBE if outcome is Outcome.UPSTREAMED else Step.REWRITE
-    changes: tuple[FileChange, ...] = ()
-    if outcome in (Outcome.APPLIED, Outcome.PARTLY_UPSTREAMED):
-        changes = tuple(FileChange(r.path, r.output) for r in reports if r.output is not None)
-    lines = [f"{patch_id}: {r.path}: {m}" for r in reports for m in r.messages()]
-    details = tuple(d for r in reports for d in _details(r))
-    return PatchResult(patch_id, outcome, step, changes, "\n".join(lines), details)
-
-
-def _details(report: FileReport) -> list[ConflictDetail]:
-    if report.outcome.ok or report.outcome is Outcome.PARTLY_UPSTREAMED:
-        return []
-    found = [
-        ConflictDetail(report.path, a.anchor, a.message, ours=a.code)
-        for a in report.anchors
-        if not a.outcome.ok and a.outcome is not Outcome.PARTLY_UPSTREAMED
-    ]
-    if report.message:
-        found.insert(0, ConflictDetail(report.path, "", report.message))
-    return found
-
-
-# -- the cache -------------------------------------------------------------------------------
-
-
-def _cache_files(module_sha: str, path: str, data: bytes) -> tuple[Path, Path]:
-    key = hashlib.sha256()
-    for part in (ENGINE_VERSION, _engine_sha(), module_sha, path):
-        key.update(part.encode() + b"\0")
-    key.update(hashlib.sha256(data).digest())
-    base = cache_dir("rewrites") / key.hexdigest()
-    return base.with_suffix(".json"), base.with_suffix(".out")
-
-
-@functools.lru_cache(maxsize=1)
-def _engine_sha() -> str:
-    """Hash of the engine's own source: a changed engine never reads an old result."""
-    digest = hashlib.sha256()
-    for module in (sys.modules[__name__], sys.modules[Rewrite.__module__]):
-        digest.update(Path(str(module.__file__)).read_bytes())
-    return digest.hexdigest()
-
-
-def _cache_load(module_sha: str, path: str, data: bytes) -> FileReport | None:
-    meta_file, out_file = _cache_files(module_sha, path, data)
+def run_rewrite_patch(
+    patch_id: str, file: Path, read: Reader, listing: Lister | None = None
+) -> PatchResult:
+    """Run one rewrite patch against the tree ``read`` sees. Never raises for a bad patch."""
     try:
-        meta = json.loads(meta_file.read_text())
-        output = out_file.read_bytes() if meta["has_output"] else None
-        anchors = tuple(
-            AnchorReport(**{**a, "outcome": Outcome(a["outcome"])}) for a in meta["anchors"]
-        )
-        return FileReport(path, Outcome(meta["outcome"]), anchors, output, meta["message"], True)
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+        run = run_rewrites(file, read, listing)
+    except ConfigError as exc:
+        return PatchResult(patch_id, Outcome.FAILED, Step.REWRITE, message=f"{patch_id}: {exc}")
+    step = Step.PROBE if run.outcome is Outcome.UPSTREAMED else Step.REWRITE
+    lines, details = _explain(run)
+    message = "\n".join(f"{patch_id}: {line}" for line in lines)
+    return PatchResult(patch_id, run.outcome, step, run.changes, message, tuple(details))
 
 
-def _cache_store(module_sha: str, path: str, data: bytes, report: FileReport) -> None:
-    meta_file, out_file = _cache_files(module_sha, path, data)
-    meta = {
-        "outcome": report.outcome.value,
-        "message": report.message,
-        "has_output": report.output is not None,
-        "anchors": [{**asdict(a), "outcome": a.outcome.value} for a in report.anchors],
-    }
-    try:
-        if report.output is not None:
-            _write_atomic(out_file, report.output)
-        _write_atomic(meta_file, json.dumps(meta).encode())
-    except OSError:
-        pass  # a cache that cannot be written is only slower
-
-
-def _write_atomic(file: Path, content: bytes) -> None:
-    tmp = file.with_name(f"{file.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(content)
-    os.replace(tmp, file)
+def _explain(run: RewriteRun) -> tuple[list[str], list[ConflictDetail]]:
+    lines: list[str] = []
+    details: list[ConflictDetail] = []
+    for home, why in run.missing:
+        lines.append(f"{home}: {why}")
+        details.append(ConflictDetail(home, "", why))
+    for f in run.files:
+        if f.failure:
+            lines.append(f"{f.path}: {f.failure}")
+            details.append(ConflictDetail(f.path, "", f.failure))
+    judged = [a for a in run.anchors if a.defined or a.sites or not run.missing]
+    bad = [a for a in judged if not a.outcome.ok and a.outcome is not Outcome.PARTLY_UPSTREAMED]
+    if not lines:
+        lines += [f"{a.path}: {a.message}" for a in (bad or judged)]
+    details += [ConflictDetail(a.path, a.anchor, a.message, ours=a.code) for a in bad]
+    return lines, details

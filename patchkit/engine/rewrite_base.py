@@ -1,24 +1,25 @@
-"""The base a rewrite patch subclasses, and the per-anchor report it produces.
+"""The base a rewrite patch subclasses: scope tracking and edit-site bookkeeping.
 
-A rewrite is a libcst ``CSTTransformer`` that names the file it changes (``path``) and its
-anchors: qualified names (``"Class.method"``, ``"function"``, a module-level assigned name) with
-the number of edit sites expected inside each. The base tracks the qualified scope, so a subclass
-writes ordinary ``leave_*`` methods, tests ``self.current_anchor``, and at an edit site returns
+A rewrite is a libcst ``CSTTransformer`` that names the file it was made on (``path``), may
+widen its search to other files (``search`` globs, ``needles`` regexes: see
+``patchkit.engine.rewrite_select``), and declares its anchors: qualified-name patterns
+(``"Class.method"``, ``"*Experts._supports_current_device"``, a module-level assigned name) with
+the number of edit sites expected under them, an int or a ``(low, high)`` range. The base
+tracks the qualified scope, so a subclass writes ordinary ``leave_*`` methods, tests
+``self.current_anchor`` (the anchor pattern enclosing the node) and at an edit site returns
 ``self.changed(new_node)`` or, where the change is already there, ``self.present(node)``.
 Nothing here reads files, parses, or caches: that is ``patchkit.engine.rewrite``.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar, TypeVar
 
 import libcst as cst
 
-from patchkit.model import Outcome
+from patchkit.engine.rewrite_select import AnchorSpec, Selector, from_counts, matches_any
 
 NodeT = TypeVar("NodeT", bound=cst.CSTNode)
 T = TypeVar("T")
@@ -32,25 +33,52 @@ class _Frame:
     node: cst.CSTNode  # the original node that opened this scope
     qualname: str  # "Class.method"
     is_function: bool
+    anchor: str | None  # the anchor pattern this scope matches, if any
+
+
+@dataclass(frozen=True)
+class SiteMark:
+    """One edit site as the rewrite reported it, before it is tied to a file."""
+
+    anchor: str  # the pattern
+    qualname: str  # the definition matching it, innermost
+    present: bool  # already there (True) or changed now (False)
 
 
 class Rewrite(cst.CSTTransformer):
-    """Base of every rewrite. Subclasses set ``path`` and ``anchors``."""
+    """Base of every rewrite. Subclasses set ``path`` and ``anchors``; ``search`` and ``needles``
+    let it find its code in other files."""
 
-    path: ClassVar[str]  # repository-relative path of the file it rewrites
-    anchors: ClassVar[dict[str, int]]  # qualified name -> edit sites expected inside it
+    path: ClassVar[str]  # repository-relative path of the file it was made on
+    anchors: ClassVar[dict[str, int | tuple[int, int]]]  # pattern -> edit sites expected
+    search: ClassVar[tuple[str, ...]] = ()  # globs of files the code may have moved to
+    needles: ClassVar[tuple[str, ...]] = ()  # regexes a candidate file's text must contain
 
     def __init__(self) -> None:
         super().__init__()
+        self._specs = from_counts(type(self).anchors)
         self._frames: list[_Frame] = []
         self.defined: Counter[str] = Counter()  # anchor -> definitions seen
-        self.changed_sites: Counter[str] = Counter()
-        self.present_sites: Counter[str] = Counter()
+        self.definitions: dict[str, list[str]] = {}  # anchor -> qualnames that matched it
+        self.marks: list[SiteMark] = []
         self.stray_sites = 0  # edit sites reported outside every anchor (a bug in the rewrite)
         self.anchor_nodes: dict[str, cst.CSTNode] = {}  # first definition of each anchor
-        self._prefixes = {
-            a.rsplit(".", i)[0] for a in self.anchors for i in range(1, a.count(".") + 1)
-        }
+        exact = all(s.exact for s in self._specs)
+        self._prefixes: set[str] | None = (
+            {a.rsplit(".", i)[0] for a in self.anchors for i in range(1, a.count(".") + 1)}
+            if exact
+            else None  # a wildcard may match anywhere: nothing is pruned
+        )
+
+    @classmethod
+    def selector(cls) -> Selector:
+        return Selector(
+            cls.__name__, cls.path, tuple(cls.search), tuple(cls.needles), from_counts(cls.anchors)
+        )
+
+    @classmethod
+    def specs(cls) -> tuple[AnchorSpec, ...]:
+        return from_counts(cls.anchors)
 
     # -- what a subclass reads -----------------------------------------------------------------
     @property
@@ -60,45 +88,67 @@ class Rewrite(cst.CSTTransformer):
 
     @property
     def current_anchor(self) -> str | None:
-        """The innermost anchor enclosing the node being visited, if any."""
-        for frame in reversed(self._frames):
-            if frame.qualname in self.anchors:
-                return frame.qualname
-        return None
+        """The pattern of the innermost anchor enclosing the node being visited, if any."""
+        frame = self._anchor_frame()
+        return frame.anchor if frame else None
+
+    @property
+    def current_definition(self) -> str | None:
+        """The qualified name of the innermost definition matching an anchor, if any."""
+        frame = self._anchor_frame()
+        return frame.qualname if frame else None
 
     @property
     def in_anchor(self) -> bool:
         return self.current_anchor is not None
 
+    @property
+    def changed_sites(self) -> Counter[str]:
+        return Counter(m.anchor for m in self.marks if not m.present)
+
+    @property
+    def present_sites(self) -> Counter[str]:
+        return Counter(m.anchor for m in self.marks if m.present)
+
+    def _anchor_frame(self) -> _Frame | None:
+        for frame in reversed(self._frames):
+            if frame.anchor is not None:
+                return frame
+        return None
+
     # -- what a subclass calls at an edit site -------------------------------------------------
     def changed(self, new_node: T) -> T:
         """Record an edit site changed here; return the replacement node."""
-        self._count(self.changed_sites)
+        self._mark(present=False)
         return new_node
 
     def present(self, node: T) -> T:
         """Record an edit site whose change is already in the code; return it unchanged."""
-        self._count(self.present_sites)
+        self._mark(present=True)
         return node
 
-    def _count(self, counter: Counter[str]) -> None:
-        anchor = self.current_anchor
-        if anchor is None:
+    def _mark(self, *, present: bool) -> None:
+        frame = self._anchor_frame()
+        if frame is None or frame.anchor is None:
             self.stray_sites += 1
         else:
-            counter[anchor] += 1
+            self.marks.append(SiteMark(frame.anchor, frame.qualname, present))
 
     # -- scope tracking ------------------------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> bool:
         qualname = self._scope_name(node)
         if qualname is None:
             return super().on_visit(node)
-        self._frames.append(_Frame(node, qualname, isinstance(node, cst.FunctionDef)))
-        if qualname in self.anchors:
-            self.defined[qualname] += 1
-            self.anchor_nodes.setdefault(qualname, node)
+        spec = matches_any(self._specs, qualname)
+        anchor = spec.pattern if spec else None
+        self._frames.append(_Frame(node, qualname, isinstance(node, cst.FunctionDef), anchor))
+        if anchor is not None:
+            self.defined[anchor] += 1
+            self.definitions.setdefault(anchor, []).append(qualname)
+            self.anchor_nodes.setdefault(anchor, node)
         # Prune what cannot hold an anchor: visiting costs as much as parsing on large files.
-        return super().on_visit(node) and (self.in_anchor or qualname in self._prefixes)
+        keep = self._prefixes is None or self.in_anchor or qualname in self._prefixes
+        return super().on_visit(node) and keep
 
     def on_leave(
         self, original_node: NodeT, updated_node: NodeT
@@ -132,134 +182,3 @@ def _assigned_name(node: cst.Assign | cst.AnnAssign) -> str | None:
     else:
         return None
     return target.value if isinstance(target, cst.Name) else None
-
-
-@dataclass(frozen=True)
-class AnchorReport:
-    """What one rewrite found at one anchor. ``message`` is patch- and file-agnostic."""
-
-    rewrite: str  # class name
-    anchor: str
-    expected: int
-    defined: int  # how many times the anchor is defined in the file
-    changed: int  # edit sites changed
-    present: int  # edit sites found already changed
-    outcome: Outcome
-    message: str
-    code: str = ""  # the anchor's current source, for conflict reports (only when not ok)
-
-
-def judge_anchor(
-    rewrite: str, anchor: str, expected: int, counts: tuple[int, int, int]
-) -> tuple[Outcome, str]:
-    """Outcome and message for one anchor from (defined, changed, present)."""
-    defined, changed, present = counts
-    found = changed + present
-    tally = f"found {found} (changed {changed}, already present {present})"
-    if defined == 0:
-        return Outcome.GONE, f"anchor {anchor} ({rewrite}) is not defined in the file any more"
-    if defined > 1:
-        return Outcome.AMBIGUOUS, f"anchor {anchor} ({rewrite}) is defined {defined} times"
-    if found == 0:
-        return (
-            Outcome.CONFLICT,
-            f"anchor {anchor} ({rewrite}): expected {expected} edit site(s), found none",
-        )
-    if found > expected:
-        return (
-            Outcome.AMBIGUOUS,
-            f"anchor {anchor} ({rewrite}): expected {expected} edit site(s), {tally}",
-        )
-    if found < expected:
-        return (
-            Outcome.CONFLICT,
-            f"anchor {anchor} ({rewrite}): expected {expected} edit site(s), {tally}",
-        )
-    if present == expected:
-        return Outcome.UPSTREAMED, f"anchor {anchor} ({rewrite}): all {expected} already present"
-    if changed == expected:
-        return Outcome.APPLIED, f"anchor {anchor} ({rewrite}): changed {changed}"
-    return Outcome.PARTLY_UPSTREAMED, f"anchor {anchor} ({rewrite}): {tally}"
-
-
-_SEVERITY = (Outcome.FAILED, Outcome.AMBIGUOUS, Outcome.CONFLICT, Outcome.GONE)
-
-
-def combine_outcomes(outcomes: list[Outcome]) -> Outcome:
-    """Worst wins; applied and upstreamed mixed make partly-upstreamed."""
-    for bad in _SEVERITY:
-        if bad in outcomes:
-            return bad
-    kinds = set(outcomes)
-    if kinds == {Outcome.UPSTREAMED}:
-        return Outcome.UPSTREAMED
-    if kinds == {Outcome.APPLIED}:
-        return Outcome.APPLIED
-    if not kinds:
-        return Outcome.FAILED
-    return Outcome.PARTLY_UPSTREAMED
-
-
-def anchor_reports(rewrite: Rewrite) -> list[AnchorReport]:
-    """Judge every anchor of a rewrite after it ran over a module."""
-    name = type(rewrite).__name__
-    reports = []
-    for anchor, expected in type(rewrite).anchors.items():
-        counts = (
-            rewrite.defined[anchor],
-            rewrite.changed_sites[anchor],
-            rewrite.present_sites[anchor],
-        )
-        outcome, message = judge_anchor(name, anchor, expected, counts)
-        code = ""
-        node = rewrite.anchor_nodes.get(anchor)
-        if node is not None and outcome in (Outcome.CONFLICT, Outcome.AMBIGUOUS):
-            code = cst.Module(body=[]).code_for_node(node)
-        reports.append(
-            AnchorReport(
-                name, anchor, expected, *counts, outcome=outcome, message=message, code=code
-            )
-        )
-    return reports
-
-
-@dataclass(frozen=True)
-class FileReport:
-    """What the rewrites of one patch did to one file. Patch-agnostic, so it can be cached."""
-
-    path: str
-    outcome: Outcome
-    anchors: tuple[AnchorReport, ...] = ()
-    output: bytes | None = None  # the new content, only when it differs from the input
-    message: str = ""  # file-level reason (missing file, parse error, broken rewrite)
-    cached: bool = False
-
-    def messages(self) -> list[str]:
-        """The file message and every anchor message that is not a plain success."""
-        lines = [self.message] if self.message else []
-        lines += [a.message for a in self.anchors if not a.outcome.ok]
-        return lines or [a.message for a in self.anchors]
-
-
-def precheck(rewrites: Sequence[type[Rewrite]], path: str, data: bytes | None) -> FileReport | None:
-    """GONE without parsing when the file is missing or an anchor's name is not in its text."""
-    if data is None:
-        return FileReport(path, Outcome.GONE, message="the file does not exist")
-    missing = [
-        _gone(cls, anchor) for cls in rewrites for anchor in cls.anchors if not _names(data, anchor)
-    ]
-    if not missing:
-        return None
-    return FileReport(path, Outcome.GONE, anchors=tuple(missing))
-
-
-def _names(data: bytes, anchor: str) -> bool:
-    last = re.escape(anchor.rsplit(".", 1)[-1].encode())
-    pattern = rb"\b(?:def|class)\s+" + last + rb"\b|^[ \t]*" + last + rb"[ \t]*[:=]"
-    return re.search(pattern, data, re.MULTILINE) is not None
-
-
-def _gone(cls: type[Rewrite], anchor: str) -> AnchorReport:
-    expected = cls.anchors[anchor]
-    outcome, message = judge_anchor(cls.__name__, anchor, expected, (0, 0, 0))
-    return AnchorReport(cls.__name__, anchor, expected, 0, 0, 0, outcome, message)

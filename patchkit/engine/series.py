@@ -23,6 +23,7 @@ from patchkit.model import (
 )
 
 Reader = Callable[[str], bytes | None]
+Lister = Callable[[str], list[str]]  # directory ("" for the root) -> file paths under it
 
 
 @dataclass
@@ -33,6 +34,17 @@ class Overlay:
     base_mode: Callable[[str], int | None] = lambda path: None
     files: dict[str, bytes | None] = field(default_factory=dict)
     modes: dict[str, int] = field(default_factory=dict)
+    listing: Lister | None = None  # lists the base's files; None: a base that cannot list
+
+    def list(self, directory: str) -> list[str]:
+        """Files under ``directory`` as the series leaves them (the base must list)."""
+        base = set(self.listing(directory)) if self.listing else set()
+        inside = {p for p in self.files if not directory or p.startswith(directory + "/")}
+        return sorted((base | inside) - {p for p in inside if self.files[p] is None})
+
+    @property
+    def lister(self) -> Lister | None:
+        return self.list if self.listing is not None else None
 
     def read(self, path: str) -> bytes | None:
         return self.files[path] if path in self.files else self.base(path)
@@ -92,14 +104,17 @@ def run_diff(meta: PatchMeta, read: Reader, blobs: Blobs) -> PatchResult:
     return combine(meta.id, results)
 
 
-def run_patch(meta: PatchMeta, read: Reader, blobs: Blobs) -> PatchResult:
-    """One patch against the files as ``read`` gives them; failures are values."""
+def run_patch(
+    meta: PatchMeta, read: Reader, blobs: Blobs, listing: Lister | None = None
+) -> PatchResult:
+    """One patch against the files as ``read`` gives them; failures are values. A rewrite also
+    looks for moved code in the files ``listing`` names."""
     try:
         if meta.kind is PatchKind.DIFF:
             return run_diff(meta, read, blobs)
         from patchkit.engine.rewrite import run_rewrite_patch
 
-        return run_rewrite_patch(meta.id, meta.file, read)
+        return run_rewrite_patch(meta.id, meta.file, read, listing)
     except UnsafePathError:
         raise  # never a patch outcome: the whole operation stops (exit 5)
     except ConfigError as exc:
@@ -117,7 +132,7 @@ def run_series(
     """Run patches in order on ``overlay`` (updated in place with each patch's changes)."""
     results = []
     for meta in patches:
-        result = run_patch(meta, overlay.read, blobs)
+        result = run_patch(meta, overlay.read, blobs, overlay.lister)
         results.append(result)
         if result.outcome.ok:
             for change in result.changes:

@@ -72,7 +72,7 @@ def upstream_view(tree: Tree, *, committed: bool = False) -> Overlay:
 def _originals(
     tree: Tree, store: StateStore, state: State | None, base: Reader | None = None
 ) -> Overlay:
-    overlay = Overlay(base or tree.read, tree.mode)
+    overlay = Overlay(base or tree.read, tree.mode, listing=tree.files_under)
     for path, rec in (state.files if state else {}).items():
         overlay.files[path] = store.get(rec.original) if rec.original else None
         if rec.original_mode is not None:

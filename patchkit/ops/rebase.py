@@ -18,7 +18,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from patchkit.engine.bisect import History, Point, Prober, open_history, read_at, trace_patch
+from patchkit.engine.bisect import (
+    History,
+    Point,
+    Prober,
+    list_at,
+    open_history,
+    read_at,
+    trace_patch,
+)
 from patchkit.engine.deltas import change_deltas
 from patchkit.engine.difftext import FileDelta, unified_diff
 from patchkit.engine.series import Blobs, Overlay, run_patch, touched_paths
@@ -170,14 +178,17 @@ def _close(run: _Run, owns_history: bool) -> None:
 # -- running the series on the new upstream ---------------------------------------------------
 def _evaluate(run: _Run, manual: dict[str, dict[str, bytes | None]]) -> list[_Eval]:
     commit = run.history.commit(run.new)
-    overlay = Overlay(read_at(run.history.repo, commit), _modes_at(run.history.repo, commit))
+    repo = run.history.repo
+    overlay = Overlay(read_at(repo, commit), _modes_at(repo, commit), listing=list_at(repo, commit))
     evals = []
     for meta in run.patches:
         before = {p: overlay.read(p) for p in _paths(meta)}
         if meta.id in manual:
             result = manual_result(meta.id, before, manual[meta.id])
         else:
-            result = run_patch(meta, overlay.read, run.blobs)
+            result = run_patch(meta, overlay.read, run.blobs, overlay.lister)
+        for change in result.changes:  # a rewrite may find its code moved to other files
+            before.setdefault(change.path, overlay.read(change.path))
         deltas = tuple(change_deltas(result.changes, overlay))
         evals.append(_Eval(meta, result, deltas, before, meta.id in manual))
         if result.outcome.ok:

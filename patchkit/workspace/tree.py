@@ -64,6 +64,26 @@ class Tree:
         except IsADirectoryError:
             raise TreeError(f"{path} is a directory; a patch expects a file there") from None
 
+    def files_under(self, directory: str) -> list[str]:
+        """Repository paths of the regular files under ``directory`` ("" for the whole tree),
+        assuming the tree maps a directory's files beside it (checkouts, installed packages).
+        Nothing inside ``.git`` or patchkit's state; symlinks are not followed."""
+        mapped = self.mapper(directory) if directory else ""
+        if mapped is None:
+            return []
+        base = self.root / mapped
+        state = self.state_dir.resolve()
+        found = []
+        for dirpath, dirnames, filenames in os.walk(base):
+            here = Path(dirpath)
+            dirnames[:] = sorted(
+                d for d in dirnames if d != ".git" and (here / d).resolve() != state
+            )
+            rel = here.relative_to(base).as_posix()
+            prefix = "/".join(p for p in (directory, "" if rel == "." else rel) if p)
+            found += [f"{prefix}/{f}" if prefix else f for f in sorted(filenames)]
+        return [p for p in found if self.holds(p)]
+
     def mode(self, repo_path: str) -> int | None:
         try:
             st = self.disk_path(repo_path).stat()

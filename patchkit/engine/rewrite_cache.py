@@ -1,0 +1,98 @@
+"""Results of rewrites per file, cached by (engine, rewrite module, path, input bytes)."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from patchkit.cache import cache_dir
+from patchkit.engine.rewrite_report import FileRun, Site, Tally
+
+ENGINE_VERSION = "2"
+_ENGINE_MODULES = (
+    "patchkit.engine.rewrite",
+    "patchkit.engine.rewrite_base",
+    "patchkit.engine.rewrite_cache",
+    "patchkit.engine.rewrite_report",
+    "patchkit.engine.rewrite_select",
+)
+
+
+def _cache_files(
+    module_sha: str, path: str, classes: tuple[str, ...], data: bytes
+) -> tuple[Path, Path]:
+    key = hashlib.sha256()
+    for part in (ENGINE_VERSION, engine_sha(), module_sha, path, ",".join(classes)):
+        key.update(part.encode() + b"\0")
+    key.update(hashlib.sha256(data).digest())
+    base = cache_dir("rewrites") / key.hexdigest()
+    return base.with_suffix(".json"), base.with_suffix(".out")
+
+
+@functools.lru_cache(maxsize=1)
+def engine_sha() -> str:
+    """Hash of the engine's own source: a changed engine never reads an old result."""
+    digest = hashlib.sha256()
+    for name in _ENGINE_MODULES:
+        module = sys.modules.get(name)
+        if module is not None and module.__file__:
+            digest.update(Path(module.__file__).read_bytes())
+    return digest.hexdigest()
+
+
+def load(module_sha: str, path: str, classes: tuple[str, ...], data: bytes) -> FileRun | None:
+    """The cached run of ``classes`` (the rewrites that took the file) over ``data``."""
+    meta_file, out_file = _cache_files(module_sha, path, classes, data)
+    try:
+        meta = json.loads(meta_file.read_text())
+        output = out_file.read_bytes() if meta["has_output"] else None
+        tallies = tuple(_tally(t) for t in meta["tallies"])
+        return FileRun(path, tallies, output, meta["failure"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _tally(raw: dict[str, Any]) -> Tally:
+    sites = tuple(Site(**s) for s in raw["sites"])
+    definitions = tuple(str(d) for d in raw["definitions"])
+    return Tally(
+        str(raw["path"]), str(raw["rewrite"]), str(raw["anchor"]), int(raw["defined"]),
+        sites, definitions, str(raw["code"]),
+    )  # fmt: skip
+
+
+def store(module_sha: str, classes: tuple[str, ...], run: FileRun, data: bytes) -> None:
+    meta_file, out_file = _cache_files(module_sha, run.path, classes, data)
+    meta = {
+        "failure": run.failure,
+        "has_output": run.output is not None,
+        "tallies": [
+            {
+                "path": t.path,
+                "rewrite": t.rewrite,
+                "anchor": t.anchor,
+                "defined": t.defined,
+                "sites": [vars(s) for s in t.sites],
+                "definitions": list(t.definitions),
+                "code": t.code,
+            }
+            for t in run.tallies
+        ],
+    }
+    try:
+        if run.output is not None:
+            _write_atomic(out_file, run.output)
+        _write_atomic(meta_file, json.dumps(meta).encode())
+    except OSError:
+        pass  # a cache that cannot be written is only slower
+
+
+def _write_atomic(file: Path, content: bytes) -> None:
+    tmp = file.with_name(f"{file.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(content)
+    os.replace(tmp, file)
