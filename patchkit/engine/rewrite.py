@@ -37,8 +37,6 @@ import libcst as cst
 
 from patchkit.engine import rewrite_cache
 from patchkit.engine.diffparse import is_git_internal
-from patchkit.errors import ConfigError
-from patchkit.model import ConflictDetail, FileChange, Outcome, PatchResult, Step
 from patchkit.engine.rewrite_base import Rewrite
 from patchkit.engine.rewrite_report import (
     AnchorReport,
@@ -59,6 +57,8 @@ from patchkit.engine.rewrite_select import (
     valid_glob,
     valid_needle,
 )
+from patchkit.errors import ConfigError
+from patchkit.model import ConflictDetail, FileChange, Outcome, PatchResult, Step
 
 __all__ = [
     "AnchorReport",

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from patchkit.model import Outcome
 from patchkit.engine.rewrite_select import AnchorSpec
+from patchkit.model import Outcome
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 import patchkit.engine.rewrite
-from patchkit.ops.apply import apply
-from patchkit.ops.context import load_project
-from patchkit.model import Outcome
 from patchkit.engine.rewrite import run_rewrite_patch, run_rewrites
 from patchkit.engine.rewrite_select import Selector, candidates, from_counts
 from patchkit.engine.series import Blobs
+from patchkit.model import Outcome
+from patchkit.ops.apply import apply
+from patchkit.ops.context import load_project
 from patchkit.workspace.tree import checkout_tree
 from testing.builders import run_git
 from tests.ops.test_rebase import MOD, REWRITE, Releases
