@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+PATCHKIT_ROOT = [ROOT]  # the tree whose patchkit is measured (--patchkit-root)
 TRAILER = re.compile(r"cherry[- ]picked from commit ([0-9a-f]{7,40})")
 TOOLS = ("patchkit", "git apply", "git apply -3", "patch --fuzz=2")
 BASELINES = TOOLS[1:]
@@ -180,8 +181,8 @@ def score(case: Case, work: Path, truth: dict[str, str | None], ok: bool) -> str
     return "exact"
 
 
-def _process(args: list[str], cwd: Path) -> tuple[bool, str]:
-    done = subprocess.run(args, cwd=cwd, capture_output=True, env=_env(), check=False)
+def _process(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[bool, str]:
+    done = subprocess.run(args, cwd=cwd, capture_output=True, env=_env() | (env or {}), check=False)
     lines = (done.stderr or done.stdout).decode(errors="replace").strip().splitlines()
     return done.returncode == 0, (lines[0] if lines else "")[:200]
 
@@ -201,7 +202,8 @@ def run_gnu_patch(work: Path, patch: Path, case: Case) -> tuple[bool, str]:
 
 def run_patchkit_cli(work: Path, patch: Path, case: Case) -> tuple[bool, str]:
     base = f"{case.original}^"
-    return _process([sys.executable, "-m", "patchkit", "port", str(patch), "--base", base], work)
+    args = [sys.executable, "-m", "patchkit", "port", str(patch), "--base", base]
+    return _process(args, work, {"PYTHONPATH": str(PATCHKIT_ROOT[0])})
 
 
 def run_patchkit_api(work: Path, patch: Path, case: Case) -> tuple[bool, str]:
@@ -216,14 +218,14 @@ def run_patchkit_api(work: Path, patch: Path, case: Case) -> tuple[bool, str]:
 
 
 def _patchkit_port() -> tuple[Callable, type[Exception]]:
-    sys.path.insert(0, str(ROOT))
-    from patchkit.errors import PatchkitError
-
+    if str(PATCHKIT_ROOT[0]) not in sys.path:
+        sys.path.insert(0, str(PATCHKIT_ROOT[0]))
+    errors = importlib.import_module("patchkit.errors")
     try:
         module = importlib.import_module("patchkit.ops.port")  # the layered layout
     except ImportError:
-        module = importlib.import_module("patchkit.ops.port")
-    return module.port, PatchkitError
+        module = importlib.import_module("patchkit.port")  # before the layout (--patchkit-root)
+    return module.port, errors.PatchkitError
 
 
 Tool = Callable[[Path, Path, Case], tuple[bool, str]]
@@ -308,6 +310,19 @@ def report(results: list[Result]) -> Iterator[str]:
         mine_ = [r for r in results if Path(r.case.repo).parent.name == project]
         yield from table(mine_, project)
     yield ratios(results)
+    edited = [r for r in results if all(x.score != "exact" for x in r.runs.values())]
+    yield (f"{len(edited)} cases where no tool is exact (most: a backport edited by hand, "
+           "so the truth is not the diff's change)")  # fmt: skip
+    for r in results:
+        pk = r.runs.get("patchkit")
+        if pk is not None and pk.score == "wrong":
+            others = ", ".join(f"{t}={x.score}" for t, x in r.runs.items() if t != "patchkit")
+            yield f"  patchkit wrong: {r.case.name} [{pk.note}] | {others} | {r.case.subject[:50]}"
+
+
+def describe(root: Path) -> str:
+    commit = git(root, "log", "-1", "--format=%h %s", check=False).strip()
+    return f"patchkit from {root} at {commit[:70] or 'an unknown commit'}"
 
 
 # -- the command line --------------------------------------------------------------------------
@@ -325,6 +340,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--max-cases", type=int, default=40, help="per repository")
     p.add_argument("--cases", type=Path, help="re-run the cases of a --misses or --json file")
     p.add_argument("--patchkit", choices=("api", "cli"), default="api")
+    p.add_argument("--patchkit-root", type=Path, default=ROOT, help="measure this tree's patchkit")
     p.add_argument(
         "--misses", type=Path, default=Path(tempfile.gettempdir(), "bench_port_misses.json")
     )
@@ -335,6 +351,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    PATCHKIT_ROOT[0] = args.patchkit_root.resolve()
     if args.cases:
         cases = load_cases(args.cases)
     else:
@@ -351,6 +368,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.verbose:
                 line = " ".join(f"{t}={r.score}" for t, r in results[-1].runs.items())
                 print(f"{case.name} {line} [{results[-1].runs['patchkit'].note}]", flush=True)
+    print(describe(PATCHKIT_ROOT[0]))
     print("\n".join(report(results)))
     missed = misses(results)
     args.misses.write_text(json.dumps(missed, indent=1))
