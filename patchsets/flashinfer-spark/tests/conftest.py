@@ -28,16 +28,6 @@ from typing import Any
 import pytest
 
 
-def _point_at_sources(jit_env: Any, tree: Path) -> None:
-    jit_env.FLASHINFER_INCLUDE_DIR = tree / "include"
-    jit_env.FLASHINFER_CSRC_DIR = tree / "csrc"
-    jit_env.CUTLASS_INCLUDE_DIRS = [
-        tree / "3rdparty" / "cutlass" / "include",
-        tree / "3rdparty" / "cutlass" / "tools" / "util" / "include",
-    ]
-    jit_env.SPDLOG_INCLUDE_DIR = tree / "3rdparty" / "spdlog" / "include"
-
-
 @pytest.fixture(scope="session")
 def flashinfer() -> Iterator[ModuleType]:
     """``flashinfer`` from the tree on ``sys.path``, its JIT compiling that tree's sources."""
@@ -47,11 +37,7 @@ def flashinfer() -> Iterator[ModuleType]:
     with tempfile.TemporaryDirectory(prefix="flashinfer-jit-") as tmp:
         if not os.environ.get("FLASHINFER_WORKSPACE_BASE"):  # read when flashinfer is imported
             os.environ["FLASHINFER_WORKSPACE_BASE"] = tmp
-        module = pytest.importorskip("flashinfer")
-        from flashinfer.jit import env as jit_env
+        pytest.importorskip("flashinfer")
+        from flashinfer_tree import import_from_tree
 
-        package = Path(module.__file__).resolve().parent
-        if not (package / "data" / "include").is_dir():  # a source tree, not an install
-            _point_at_sources(jit_env, package.parent)
-        jit_env.FLASHINFER_AOT_DIR = Path(tmp) / "no-prebuilt-kernels"
-        yield module
+        yield import_from_tree(tmp)
