@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 class SourceKind(str, enum.Enum):
@@ -64,6 +65,65 @@ class TestSpec:
     min_capability: tuple[int, int] | None = None
 
 
+class BenchMetric(str, enum.Enum):
+    TIME = "time"  # milliseconds per call (lower is better)
+    TOKENS = "tokens/s"  # the callable's ``work`` (tokens per call) over the time per call
+    BYTES = "bytes/s"  # likewise, bytes per call
+
+    @property
+    def unit(self) -> str:
+        return "ms" if self is BenchMetric.TIME else self.value
+
+
+Args = tuple[tuple[str, Any], ...]  # keyword arguments of a case, as sorted (key, value) pairs
+
+
+@dataclass(frozen=True)
+class BenchCase:
+    """One input of a benchmark: shapes, dtypes and switches the callable reads."""
+
+    name: str  # unique within the benchmark: "batch=64 kv_len=4096" unless named
+    args: Args
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.args)
+
+
+@dataclass(frozen=True)
+class BenchFallback:
+    """What to compare against where the unpatched tree cannot run a case at all: the case's
+    arguments with ``args`` laid over them, run on the unpatched tree, named by ``label``."""
+
+    label: str  # "tensor-core decode (any group size)"
+    args: Args
+
+
+@dataclass(frozen=True)
+class BenchSpec:
+    """A benchmark of the code a patch changes (``[[bench]]`` in the patch metadata): a callable
+    in the set's tests directory, run on the unpatched and the patched tree, case by case."""
+
+    name: str
+    callable: str  # "tests/bench_decode.py::decode", relative to the set directory
+    cases: tuple[BenchCase, ...]
+    metric: BenchMetric = BenchMetric.TIME
+    tolerance: float = 0.05  # a speed ratio (after / before) under 1 - tolerance is a regression
+    fallbacks: tuple[BenchFallback, ...] = ()
+    gpu: bool = True
+    min_capability: tuple[int, int] | None = None
+    rounds: int = 8  # alternating rounds (before, after) at least; up to 4x as many if noisy
+    reps: int = 20  # timed calls per side per round
+    warmup: int = 10  # untimed calls per side before the first round
+
+    @property
+    def file(self) -> str:
+        return self.callable.split("::")[0]
+
+    @property
+    def function(self) -> str:
+        return self.callable.split("::")[1]
+
+
 @dataclass(frozen=True)
 class PatchHistory:
     absorbed_by: str | None = None  # upstream release/commit that made the change itself
@@ -88,6 +148,7 @@ class PatchMeta:
     merged_in: str | None = None
     requires: tuple[str, ...] = ()
     tests: tuple[TestSpec, ...] = ()
+    benches: tuple[BenchSpec, ...] = ()  # ``[[bench]]``: speed before and after
     optional: bool = False  # opt-in: applied only when asked for by id
     pr_tags: tuple[str, ...] = ()  # vLLM title tags ("Bugfix", "Hardware][NVIDIA") or
     pr_scope: str | None = None  # FlashInfer conventional-commit type(scope)

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from patchkit.benchspec import load_benches
 from patchkit.errors import ConfigError
 from patchkit.model import (
     PatchHistory,
@@ -158,6 +159,7 @@ def load_patch(meta_path: Path, set_name: str, targets: tuple[str, ...]) -> Patc
         merged_in=raw.get("merged_in") or None,
         requires=_strs(raw, "requires", meta_path),
         tests=_tests(raw, meta_path),
+        benches=load_benches(raw, meta_path),
         optional=bool(raw.get("optional", False)),
         files=_files(raw, meta_path, kind),
         pr_tags=tuple(pr.get("tags", ())),

@@ -36,6 +36,32 @@ class TestRecord:
 
 
 @dataclass(frozen=True)
+class BenchRecord:
+    """One benchmark case, before (the unpatched tree, or its fallback) against after (the
+    patched tree), timed alternately in one GPU session (``verify_bench``)."""
+
+    bench: str  # the [[bench]] name
+    case: str
+    metric: str  # "time" (ms per call), "tokens/s", "bytes/s"
+    status: str  # "compared", "not compared" (unpatched cannot run it), "failed", "not run"
+    compared_with: str = "unpatched"  # or "unpatched, fallback: <label>"
+    before: float | None = None  # in the metric's unit (median)
+    after: float | None = None
+    ratio: float | None = None  # after's speed / before's: above 1 is faster
+    ratio_spread: float | None = None  # IQR of the per-round ratios, relative
+    before_spread: float | None = None  # IQR of the samples, relative to the median
+    after_spread: float | None = None
+    before_cold_s: float | None = None  # setup + first call: imports, JIT, autotuning
+    after_cold_s: float | None = None
+    before_label: str = ""  # what ran, in the callable's words
+    after_label: str = ""
+    rounds: int = 0
+    tolerance: float = 0.05
+    slower: bool = False  # ratio < 1 - tolerance
+    reason: str = ""
+
+
+@dataclass(frozen=True)
 class Record:
     patch: str
     digest: str  # sha256 of the patch file that was tested (patch_digest)
@@ -49,11 +75,16 @@ class Record:
     environment: Environment
     time: str  # UTC, ISO 8601 to the second: "2026-11-22T10:00:00Z"
     duration_s: float
+    bench: tuple[BenchRecord, ...] = ()  # `verify --bench`: speed before and after
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["environment"] = self.environment.to_json()
         data["tests"] = [asdict(t) for t in self.tests]
+        if self.bench:
+            data["bench"] = [asdict(b) for b in self.bench]
+        else:
+            del data["bench"]  # records without figures stay as they were
         return data
 
     @classmethod
@@ -62,6 +93,7 @@ class Record:
             **{
                 **raw,
                 "tests": tuple(TestRecord(**t) for t in raw["tests"]),
+                "bench": tuple(BenchRecord(**b) for b in raw.get("bench", ())),
                 "environment": Environment.from_json(raw["environment"]),
             }
         )
@@ -134,6 +166,18 @@ def last_results(set_root: Path, patch: PatchMeta | str) -> list[Record]:
         if record.patch == patch_id:
             latest[record.environment.kind] = record  # records are oldest first
     return sorted(latest.values(), key=_key)
+
+
+def latest_bench(set_root: Path, patch: PatchMeta | str) -> dict[str, Record]:
+    """Environment kind ("NVIDIA H100 80GB HBM3 (sm_90)") -> the newest record of ``patch``
+    that carries benchmark figures (``record.bench``), with its device, versions and time.
+    For status, the matrix (per GPU kind) and export-pr (the before/after table)."""
+    patch_id = patch if isinstance(patch, str) else patch.id
+    latest: dict[str, Record] = {}
+    for record in load_records(set_root):
+        if record.patch == patch_id and record.bench:
+            latest[record.environment.kind] = record  # records are oldest first
+    return latest
 
 
 def is_stale(record: Record, patch: PatchMeta, lock_entry: LockEntry) -> bool:

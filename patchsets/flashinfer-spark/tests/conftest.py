@@ -21,9 +21,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import pytest
 

@@ -107,8 +107,13 @@ def moe(case: dict[str, Any]) -> dict[str, Any]:
 
     def forward() -> None:
         triton_kernel_moe_forward(
-            hidden_states=x, w1=w1_q, w2=w2_q, gating_output=logits, topk=topk,
-            renormalize=True, quant_config=config,
+            hidden_states=x,
+            w1=w1_q,
+            w2=w2_q,
+            gating_output=logits,
+            topk=topk,
+            renormalize=True,
+            quant_config=config,
         )
 
     return {

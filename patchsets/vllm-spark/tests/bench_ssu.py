@@ -68,7 +68,17 @@ def ssu(case: dict[str, Any]) -> dict[str, Any]:
 
     def step() -> None:
         selective_state_update(
-            state, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=True, out=out,
+            state,
+            x,
+            dt,
+            A,
+            B,
+            C,
+            D=D,
+            z=z,
+            dt_bias=dt_bias,
+            dt_softplus=True,
+            out=out,
             is_blackwell=flag,
         )
 
