@@ -38,7 +38,7 @@ class TestRecord:
 @dataclass(frozen=True)
 class BenchRecord:
     """One benchmark case, before (the unpatched tree, or its fallback) against after (the
-    patched tree), timed alternately in one GPU session (``verify_bench``)."""
+    patched tree), timed alternately in one GPU session (``bench``)."""
 
     bench: str  # the [[bench]] name
     case: str

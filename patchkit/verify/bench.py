@@ -2,8 +2,8 @@
 
 Pure and injectable, so it is tested on a CPU with a fake timer. A ``Side`` is one tree (the
 unpatched "before" or the patched "after") that can set a case up and time calls of it; the real
-one is a worker process per tree (``verify_bench_run``), timing with CUDA events
-(``verify_bench_worker``). ``compare`` alternates the two sides round by round (before, after,
+one is a worker process per tree (``bench_run``), timing with CUDA events
+(``bench_worker``). ``compare`` alternates the two sides round by round (before, after,
 before, after, ...), so drift in clocks or temperature falls on both; it stops once the per-round
 speed ratios agree within ``STABLE`` (after ``Plan.rounds`` rounds at least, 4x as many at most).
 

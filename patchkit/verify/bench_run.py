@@ -1,6 +1,6 @@
 """``verify --bench``: each patch's ``[[bench]]`` run on the unpatched and the patched tree in one
-GPU session, one worker process per tree (``verify_bench_worker``), timed alternately
-(``verify_bench.compare``), and turned into ``BenchRecord`` values for the verification record.
+GPU session, one worker process per tree (``bench_worker``), timed alternately
+(``bench.compare``), and turned into ``BenchRecord`` values for the verification record.
 
 Where the unpatched tree cannot run a case at all (its setup or first call raises), each of the
 benchmark's fallbacks is compared instead (its arguments laid over the case's, on the unpatched
@@ -24,9 +24,9 @@ from typing import IO, Any
 
 import patchkit
 from patchkit.model import BenchCase, BenchSpec, PatchMeta
-from patchkit.verify_bench import Comparison, Plan, SampleError, Setup, Side, compare
-from patchkit.verify_env import Environment, capability_text
-from patchkit.verify_records import BenchRecord, set_root_of
+from patchkit.verify.bench import Comparison, Plan, SampleError, Setup, Side, compare
+from patchkit.verify.env import Environment, capability_text
+from patchkit.verify.records import BenchRecord, set_root_of
 
 SETUP_TIMEOUT_S = 900.0  # imports and JIT compilation of one case
 SAMPLE_TIMEOUT_S = 300.0
@@ -39,7 +39,7 @@ def _lines(stream: IO[str], into: queue.Queue[str | None]) -> None:
 
 
 class WorkerSide:
-    """A ``Side`` backed by ``python -m patchkit.verify_bench_worker`` on one tree."""
+    """A ``Side`` backed by ``python -m patchkit.verify.bench_worker`` on one tree."""
 
     def __init__(self, tree: Path, python: str, log: Path, *, gpu: bool = True) -> None:
         package_parent = str(Path(patchkit.__file__).resolve().parent.parent)
@@ -49,7 +49,7 @@ class WorkerSide:
         self.cwd = tempfile.mkdtemp(prefix="patchkit-bench-")
         with log.open("w") as err:
             self.proc = subprocess.Popen(
-                [python, "-m", "patchkit.verify_bench_worker", "cuda" if gpu else "wall"],
+                [python, "-m", "patchkit.verify.bench_worker", "cuda" if gpu else "wall"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=err,
