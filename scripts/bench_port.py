@@ -304,12 +304,25 @@ def ratios(results: list[Result]) -> str:
             f"= {exact}; median time {speed}")  # fmt: skip
 
 
+def goals(results: list[Result]) -> str:
+    """Issue 11's bar: exact on as many cases as the best baseline, wrong on none where a
+    baseline is exact, median time per case at most 0.1 s."""
+    pk = tally(results, "patchkit")
+    best = max(tally(results, t)["exact"] for t in BASELINES)
+    wrong = sum(m["patchkit"] == "wrong" for m in misses(results))
+    marks = [f"exact {pk['exact']:.0f} >= {best:.0f}: {'yes' if pk['exact'] >= best else 'NO'}",
+             f"wrong where a baseline is exact: {wrong}",
+             f"median {pk['median']:.3f} s <= 0.1 s: {'yes' if pk['median'] <= 0.1 else 'NO'}"]  # fmt: skip
+    return "goals: " + "; ".join(marks)
+
+
 def report(results: list[Result]) -> Iterator[str]:
     yield from table(results, "all projects")
     for project in sorted({Path(r.case.repo).parent.name for r in results}):
         mine_ = [r for r in results if Path(r.case.repo).parent.name == project]
         yield from table(mine_, project)
     yield ratios(results)
+    yield goals(results)
     edited = [r for r in results if all(x.score != "exact" for x in r.runs.values())]
     yield (f"{len(edited)} cases where no tool is exact (most: a backport edited by hand, "
            "so the truth is not the diff's change)")  # fmt: skip

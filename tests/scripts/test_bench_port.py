@@ -157,3 +157,17 @@ def test_the_report_counts_scores_per_tool_with_median_and_p90() -> None:
     counts = bench.tally(results, "patchkit")
 
     assert counts == {"exact": 2, "wrong": 1, "failed": 1, "median": 0.25, "p90": 0.5}
+
+
+def test_the_goals_line_holds_patchkit_to_the_best_baseline() -> None:
+    case = bench.Case("/r/proj/repo", "c" * 40, "x" * 40, ("a",))
+
+    def result(patchkit: str, baseline: str) -> object:
+        runs = {"patchkit": bench.Run("patchkit", patchkit, 0.05)}
+        return bench.Result(case, runs | {"git apply": bench.Run("git apply", baseline, 0.01)})
+
+    results = [result("exact", "exact"), result("wrong", "exact"), result("exact", "failed")]
+
+    assert bench.goals(results) == (
+        "goals: exact 2 >= 2: yes; wrong where a baseline is exact: 1; median 0.050 s <= 0.1 s: yes"
+    )
