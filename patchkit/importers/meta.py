@@ -105,8 +105,20 @@ def parse_mail(message: bytes) -> tuple[Meta, bytes]:
 
 
 def comment_meta(comments: Iterable[str], *, fallback_title: str) -> Meta:
-    """Metadata from a script's comments: the first line a title, the rest why, links kept."""
-    lines = [c.strip() for c in comments if c.strip() and not c.startswith("!")]
-    issues, prs = links(lines)
-    title, why = (lines[0], "\n".join(lines[1:])) if lines else (fallback_title, "")
-    return Meta(title=title, why=why, issues=issues, prs=prs)
+    """Metadata from a script's comments: their first sentence the title, the whole text the
+    why (lines of a paragraph joined), links kept."""
+    paragraphs: list[list[str]] = [[]]
+    for comment in comments:
+        text = comment.strip()
+        if text.startswith("!"):
+            continue
+        if text:
+            paragraphs[-1].append(text)
+        elif paragraphs[-1]:
+            paragraphs.append([])
+    texts = [" ".join(p) for p in paragraphs if p]
+    issues, prs = links(texts)
+    if not texts:
+        return Meta(title=fallback_title)
+    title = re.split(r"(?<=[^.]{12})(?:\. |: )", texts[0], maxsplit=1)[0].rstrip(".")
+    return Meta(title=title, why="\n\n".join(texts), issues=issues, prs=prs)

@@ -70,7 +70,7 @@ def taken_ids(project: Path) -> set[str]:
 
 
 def free_id(name: str, taken: set[str]) -> str:
-    base = re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-._") or "imported"
+    base = re.sub(r"[^a-z0-9.-]+", "-", name.lower()).strip("-.") or "imported"
     candidate, n = base, 2
     while candidate in taken:
         candidate, n = f"{base}-{n}", n + 1

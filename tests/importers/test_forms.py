@@ -53,7 +53,7 @@ def test_mod_with_site_packages_paths_is_mapped_and_applies_at_the_lock(
     diff = (root / "patches" / "fix-run.patch").read_text()
     assert "+++ b/vllm/model.py" in diff and "+        return 3" in diff
     meta = read_toml(root / "patches" / "fix-run.toml")
-    assert meta["title"] == "Make run() return 3 on GB10."
+    assert meta["title"] == "Make run() return 3 on GB10"
     assert meta["issues"] == ["https://github.com/vllm-project/vllm/issues/123"]
     assert (root / "origin" / "fix-run" / "run.sh").read_bytes() == (mod / "run.sh").read_bytes()
     assert load_patchset(root).patches[0].id == "fix-run"  # a set patchkit can load
@@ -107,11 +107,11 @@ def test_replace_script_with_fstring_loop(releases3: Releases3, tmp_path: Path) 
     report = releases3.import_(script)
     [patch] = report.patches
     assert (patch.form, patch.outcome, patch.base) == ("replace-script", "applied", "1.2")
-    diff = (releases3.set_dir() / "patches" / "fix_fields.patch").read_text()
+    diff = (releases3.set_dir() / "patches" / "fix-fields.patch").read_text()
     assert (
         "+        self.a = 0  # was None\n" in diff and "+        self.b = 0  # was None\n" in diff
     )
-    meta = read_toml(releases3.set_dir() / "patches" / "fix_fields.toml")
+    meta = read_toml(releases3.set_dir() / "patches" / "fix-fields.toml")
     assert meta["prs"] == ["https://github.com/vllm-project/vllm/pull/77"]
 
 
