@@ -55,6 +55,14 @@ class PatchFailed(PatchkitError):
     exit_code = 6
 
 
+class MalformedPatch(PatchFailed):
+    """A diff lost some of its content (a mangled hunk header, a cut hunk): nothing applied."""
+
+
+class UnsupportedChange(PatchFailed):
+    """A diff asks for what patchkit never writes: links, submodules, setuid or odd modes."""
+
+
 class VerificationFailed(PatchkitError):
     """A patch's tests failed."""
 

@@ -204,6 +204,44 @@ class FileChange:
     old_path: str | None = None  # set for a rename
 
 
+class Rule(str, enum.Enum):
+    """The evidence that put a hunk where it went (``--explain`` shows it)."""
+
+    EXACT = "exact"  # the file is the diff's own base blob: the hunk's own line numbers
+    CONTEXT = "context"  # its context occurs once in the file
+    WHITESPACE = "whitespace"  # its context occurs once when whitespace is ignored
+    ORDER = "order"  # one of several places, the only one between its neighbouring hunks
+    END_OF_FILE = "end-of-file"  # it ends the file (no trailing context), and so does the place
+    START_OF_FILE = "start-of-file"  # it starts the file (no leading context)
+    SCOPE = "scope"  # the only place in the scope (function, class) it had at base
+    SURROUNDINGS = "surroundings"  # the only place whose lines around match the base's
+    OFFSET = "offset"  # the only place at the same offset as its neighbouring hunks
+    THREE_WAY = "three-way"  # merged from the base blob, whole file, then scope-checked
+    SCOPE_MERGE = "scope-merge"  # merged from the base blob, its scope against the same scope
+    UPSTREAM = "already-upstream"  # its new lines are there already: nothing written
+    NONE = "none"  # not placed (see the outcome)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    line: int  # 1-based line of the place in the file
+    scope: tuple[str, ...] = ()  # its scope path, when the file's language has a grammar
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one hunk went, and why: a reviewer checks a carried patch from these."""
+
+    path: str  # the file it was written to
+    hunk: str  # its header, "@@ -10,7 +10,8 @@"
+    rule: Rule
+    line: int | None = None  # 1-based line of the place in the file as it was before
+    scope: tuple[str, ...] = ()  # the scope path of that place ((): top level or unknown)
+    moved_from: str | None = None  # the path the diff names, when the code moved elsewhere
+    candidates: tuple[Candidate, ...] = ()  # the places it could not choose between
+    note: str = ""  # the structure fallback ("no grammar for .md files: lines only"), etc.
+
+
 @dataclass(frozen=True)
 class PatchResult:
     """What happened to one patch in one operation: a value, not an exception."""
@@ -215,6 +253,7 @@ class PatchResult:
     message: str = ""
     details: tuple[ConflictDetail, ...] = ()
     conflicted: tuple[FileChange, ...] = ()  # files with labelled conflict markers, for a person
+    placements: tuple[Placement, ...] = ()  # per hunk of a diff: where it went and by which rule
 
 
 @dataclass(frozen=True)

@@ -3,30 +3,34 @@
 For each file the chain is:
 
 1. **exact** — the file is the very blob the diff was made against: hunks go at their line
-   numbers (and must match there).
-2. **unique context** — the file differs: each hunk's old lines must occur exactly once; more
-   than once is ``ambiguous`` (never a guess); a hunk whose new lines are already there is
-   already applied (also when only whitespace and line breaks differ).
-3. **three-way** — a hunk's old lines are gone: merge from the pinned base blob
-   (``git merge-file``); conflicts stop the patch with labelled markers for a person.
+   numbers, and the result must be the blob its ``index`` line names.
+2. **placement by evidence** (:mod:`patchkit.engine.placement`) — the file differs: each hunk's
+   context gives candidate places, narrowed by hunk order, file ends, scope paths, the lines
+   around it at base and its neighbours' offsets; ``ambiguous`` when that cannot decide. A hunk
+   whose new lines are already there is already upstream (also when only whitespace differs).
+3. **three-way** (:mod:`patchkit.engine.scopemerge`) — a hunk's context is gone: merged from the base
+   blob scope by scope (or the whole file, scope-checked); conflicts stop the patch with
+   labelled markers for a person.
+
+Each hunk's :class:`~patchkit.model.Placement` says where it went and by which rule.
 """
 
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from patchkit.engine.diffparse import FilePatch, Hunk, split_lines
+from patchkit.engine.placement import FileView, Placer, Plan, place, replacement
+from patchkit.engine.scopemerge import Edit, ScopeMerge, Stop, apply_at_base, misplaced
 from patchkit.gitrepo import MergeResult, blob_id
-from patchkit.model import ConflictDetail, FileChange, Outcome, PatchResult, Step
+from patchkit.model import ConflictDetail, FileChange, Outcome, PatchResult, Placement, Rule, Step
 
 Reader = Callable[[str], bytes | None]
 BlobReader = Callable[[str], bytes | None]
 Merger = Callable[[bytes, bytes, bytes, tuple[str, str, str]], MergeResult]
 
-_SPACE = re.compile(rb"\s+")
 # Worst first: the outcome of a patch is the worst outcome of its files.
 SEVERITY = [
     Outcome.FAILED,
@@ -47,80 +51,18 @@ class FileResult:
     change: FileChange | None = None  # None: nothing to write
     details: tuple[ConflictDetail, ...] = ()
     conflicted: FileChange | None = None
+    placements: tuple[Placement, ...] = ()
 
 
-class _HunkMiss(Exception):
-    def __init__(self, hunk: Hunk, reason: str) -> None:
-        self.hunk, self.reason = hunk, reason
+@dataclass(frozen=True)
+class Job:
+    """One file's part of a diff, and what it needs from outside."""
 
-
-def _find(lines: Sequence[bytes], block: Sequence[bytes]) -> list[int]:
-    n = len(block)
-    if n == 0:
-        return []
-    first = block[0]
-    return [
-        i
-        for i in range(len(lines) - n + 1)
-        if lines[i] == first and list(lines[i : i + n]) == list(block)
-    ]
-
-
-def _squash(data: bytes | Sequence[bytes]) -> bytes:
-    joined = data if isinstance(data, bytes) else b"".join(data)
-    return _SPACE.sub(b"", joined)
-
-
-def _present_loosely(lines: Sequence[bytes], hunk: Hunk) -> bool:
-    """The hunk's result is in the file, ignoring whitespace and line breaks, and its old
-    text is not (so a change landed reformatted counts as present)."""
-    text = _squash(b"".join(lines))
-    new, old = _squash(hunk.new), _squash(hunk.old)
-    return bool(hunk.added) and text.count(new) == 1 and (new == old or old not in text)
-
-
-def _apply_exact(lines: list[bytes], hunks: Sequence[Hunk]) -> list[bytes]:
-    """Hunks at their own line numbers, last first; the old lines must be there."""
-    out = list(lines)
-    for hunk in reversed(hunks):
-        start = max(hunk.old_start - 1, 0) if hunk.old else hunk.old_start
-        if out[start : start + len(hunk.old)] != list(hunk.old):
-            raise _HunkMiss(hunk, f"old lines not at line {hunk.old_start}")
-        out[start : start + len(hunk.old)] = hunk.new
-    return out
-
-
-def _place(lines: list[bytes], hunk: Hunk) -> tuple[str, int]:
-    """Where a hunk goes in a file that is not its base: ("apply", i), ("present", -1),
-    ("missing", -1) or ("ambiguous", count)."""
-    spots = _find(lines, hunk.old)
-    if len(spots) > 1:
-        return "ambiguous", len(spots)
-    if len(spots) == 1:
-        i = spots[0]
-        if hunk.new != hunk.old and lines[i : i + len(hunk.new)] == list(hunk.new):
-            return "present", -1
-        return "apply", i
-    if len(_find(lines, hunk.new)) == 1 or _present_loosely(lines, hunk):
-        return "present", -1
-    return "missing", -1
-
-
-def _overlapping(placed: list[tuple[int, Hunk]]) -> bool:
-    spans = sorted((where, where + len(hunk.old)) for where, hunk in placed)
-    return any(end > start for (_, end), (start, _) in itertools.pairwise(spans))
-
-
-def _core(hunk: Hunk) -> list[bytes]:
-    """The lines a hunk removes, with the context around them dropped."""
-    old, new = list(hunk.old), list(hunk.new)
-    head = 0
-    while head < min(len(old), len(new)) and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
-    return old[head : len(old) - tail]
+    fp: FilePatch
+    blob: BlobReader
+    merge: Merger
+    label: str
+    explain: bool = False  # name every hunk's scope path, parsing files placement did not need
 
 
 def _detail(path: str, hunk: Hunk, reason: str, ours: bytes = b"") -> ConflictDetail:
@@ -128,32 +70,24 @@ def _detail(path: str, hunk: Hunk, reason: str, ours: bytes = b"") -> ConflictDe
     return ConflictDetail(path, hunk.header, reason, ours.decode(errors="replace"), theirs)
 
 
-def _by_context(fp: FilePatch, lines: list[bytes]) -> tuple[str, list[bytes], list]:
-    """Apply by unique context. Returns (state, new lines, per-hunk notes)."""
-    placed, notes = [], []
-    for hunk in fp.hunks:
-        state, where = _place(lines, hunk)
-        notes.append((hunk, state, where))
-        if state == "apply":
-            placed.append((where, hunk))
-    states = {s for _, s, _ in notes}
-    out = list(lines)
-    if "ambiguous" in states:
-        return "ambiguous", out, notes
-    if _overlapping(placed):  # two hunks found the same lines: only a merge can tell
-        notes = [(h, "missing" if s == "apply" else s, w) for h, s, w in notes]
-        return "missing", out, notes
-    for where, hunk in sorted(placed, key=lambda p: p[0], reverse=True):
-        out[where : where + len(hunk.old)] = hunk.new
-    if "missing" in states:
-        return "missing", out, notes
-    if states == {"present"}:
-        return "present", out, notes
-    return ("partly" if "present" in states else "apply"), out, notes
+def _stopped(outcome: Outcome, path: str, where: str, why: str, ours: bytes = b"") -> FileResult:
+    """A file the patch cannot change, with the one reason why."""
+    detail = ConflictDetail(path, where, why, ours.decode(errors="replace"))
+    return FileResult(outcome, Step.NONE, details=(detail,))
+
+
+def _corrupt(fp: FilePatch, why: str) -> FileResult:
+    return _stopped(Outcome.FAILED, fp.path, "diff", f"the diff is corrupt: {why}")
 
 
 def apply_file(
-    fp: FilePatch, read: Reader, blob: BlobReader, merge: Merger, label: str
+    fp: FilePatch,
+    read: Reader,
+    blob: BlobReader,
+    merge: Merger,
+    label: str,
+    *,
+    explain: bool = False,
 ) -> FileResult:
     """Apply one file's part of a diff to the file as ``read`` returns it."""
     path = fp.path
@@ -171,59 +105,256 @@ def apply_file(
     if fp.new_path != fp.old_path and read(fp.new_path) is not None:
         why = f"the patch renames {fp.old_path} to {fp.new_path}, but {fp.new_path} already exists"
         return _stopped(Outcome.CONFLICT, path, "rename", why)
+    return apply_content(Job(fp, blob, merge, label, explain), current)
+
+
+def apply_content(job: Job, current: bytes) -> FileResult:
+    """The hunks of ``job`` on ``current`` (the file's content, wherever it now lives)."""
+    fp = job.fp
     lines = split_lines(current)
     if not fp.hunks:  # a pure rename or mode change
         return _result(fp, Outcome.APPLIED, Step.EXACT, lines)
-    if fp.new_blob and fp.new_blob != fp.old_blob and blob_id(current) == fp.new_blob:
-        return _result(fp, Outcome.UPSTREAMED, Step.PROBE, lines)
-    if fp.old_blob and blob_id(current) == fp.old_blob:
-        try:
-            return _result(fp, Outcome.APPLIED, Step.EXACT, _apply_exact(lines, fp.hunks))
-        except _HunkMiss as miss:
-            return FileResult(
-                Outcome.FAILED,
-                Step.EXACT,
-                details=(_detail(path, miss.hunk, f"the diff is corrupt: {miss.reason}"),),
+    sha = blob_id(current)
+    if fp.new_blob and fp.new_blob != fp.old_blob and sha.startswith(fp.new_blob):
+        target = FileView(fp.path, lines)
+        if all(target.find(h.new) for h in fp.hunks):  # the content agrees with the index
+            marks = tuple(_mark(fp.path, h, Rule.UPSTREAM) for h in fp.hunks)
+            return _result(fp, Outcome.UPSTREAMED, Step.PROBE, lines, marks)
+    if fp.old_blob and sha.startswith(fp.old_blob):
+        return _exact(fp, lines)
+    return _placed(job, lines)
+
+
+def _mark(path: str, hunk: Hunk, rule: Rule, line: int | None = None) -> Placement:
+    return Placement(path, hunk.header, rule, line)
+
+
+def _exact(fp: FilePatch, lines: list[bytes]) -> FileResult:
+    """The file is the diff's base blob: hunks at their own line numbers, and the result
+    must be the blob the ``index`` line names."""
+    out = list(lines)
+    for hunk in reversed(fp.hunks):
+        start = max(hunk.old_start - 1, 0) if hunk.old else hunk.old_start
+        if out[start : start + len(hunk.old)] != list(hunk.old):
+            return _corrupt(
+                fp, f"hunk {hunk.header}: its old lines are not at line {hunk.old_start}"
             )
-    state, out, notes = _by_context(fp, lines)
-    if state == "ambiguous":
-        details = tuple(
-            _detail(path, h, f"its context matches {n} places; refusing to guess")
-            for h, s, n in notes
-            if s == "ambiguous"
+        out[start : start + len(hunk.old)] = hunk.new
+    written = blob_id(b"".join(out))
+    if fp.new_blob and not written.startswith(fp.new_blob):
+        return _corrupt(
+            fp,
+            f"its hunks make blob {written[:12]}, not {fp.new_blob[:12]} as its index line "
+            "says (a hunk lost or edited by hand)",
         )
-        return FileResult(Outcome.AMBIGUOUS, Step.NONE, details=details)
-    if state == "missing":
-        return _three_way(fp, current, blob, merge, label, notes)
-    outcome = {"present": Outcome.UPSTREAMED, "partly": Outcome.PARTLY_UPSTREAMED}.get(
-        state, Outcome.CARRIED
+    marks = tuple(_mark(fp.path, h, Rule.EXACT, h.old_start) for h in fp.hunks)
+    return _result(fp, Outcome.APPLIED, Step.EXACT, out, marks)
+
+
+def _overlapping(plans: Sequence[Plan]) -> bool:
+    spans = sorted((p.at, p.end) for p in plans)
+    return any(end > start for (_, end), (start, _) in itertools.pairwise(spans))
+
+
+def _placed(job: Job, lines: list[bytes]) -> FileResult:
+    fp = job.fp
+    base_content = job.blob(fp.old_blob) if fp.old_blob else None
+    base = FileView(fp.path, split_lines(base_content)) if base_content is not None else None
+    placer = Placer(FileView(fp.path, lines), base)
+    plans = place(placer, fp.hunks)
+    if any(p.state == "ambiguous" for p in plans):
+        return _ambiguous(placer, job)
+    applying = [p for p in plans if p.state == "apply"]
+    if _overlapping(applying):  # two hunks found the same lines: only a merge can tell
+        for plan in applying:
+            plan.state, plan.spots = "missing", []
+    missing = [p for p in plans if p.state == "missing"]
+    if not missing:
+        edits = [Edit(p.at, p.end, replacement(p, lines[p.at : p.end]), (p,)) for p in applying]
+        return _finish(job, placer, edits, Step.EXACT)
+    if base is None:
+        return _no_base(fp, missing)
+    return _merged(job, placer, missing)
+
+
+def _merged(job: Job, placer: Placer, missing: list[Plan]) -> FileResult:
+    labels = ("tree", f"base {(job.fp.old_blob or '')[:12]}", job.label)
+    scoped = ScopeMerge(placer, job.merge, labels)
+    stop = scoped.run(missing)
+    if stop is not None:
+        return _from_stop(job, placer, stop)
+    if scoped.leftover:
+        return _whole_file(job, placer, labels)
+    folded = {id(p) for e in scoped.edits for p in e.plans}
+    edits = list(scoped.edits)
+    for plan in placer.plans:
+        if plan.state == "apply" and id(plan) not in folded:
+            lines = placer.target.lines[plan.at : plan.end]
+            edits.append(Edit(plan.at, plan.end, replacement(plan, lines), (plan,)))
+    return _finish(job, placer, edits, Step.THREE_WAY)
+
+
+def _finish(job: Job, placer: Placer, edits: list[Edit], step: Step) -> FileResult:
+    """Write the edits (all on the target's own line numbers), check each hunk's added lines
+    are where it was put, and name the outcome."""
+    edits.sort(key=lambda e: e.start)
+    if any(a.end > b.start for a, b in itertools.pairwise(edits)):
+        hunk = edits[0].plans[0].hunk
+        return FileResult(
+            Outcome.CONFLICT,
+            Step.NONE,
+            details=(_detail(job.fp.path, hunk, "two hunks claim the same lines"),),
+        )
+    out = list(placer.target.lines)
+    for edit in reversed(edits):
+        out[edit.start : edit.end] = edit.lines
+    lost = [p for e in edits for p in e.plans if not _holds_added(e.lines, p.hunk)]
+    if lost:
+        why = "its added lines are not in the result at the place chosen; nothing is written"
+        return FileResult(
+            Outcome.FAILED, step, details=tuple(_detail(job.fp.path, p.hunk, why) for p in lost)
+        )
+    states = {p.state for p in placer.plans}
+    marks = _placements(job, placer)
+    if states == {"present"}:
+        return _result(job.fp, Outcome.UPSTREAMED, Step.PROBE, out, marks)
+    outcome = Outcome.PARTLY_UPSTREAMED if "present" in states else Outcome.CARRIED
+    return _result(job.fp, outcome, step, out, marks)
+
+
+def _runs(hunk: Hunk) -> list[list[bytes]]:
+    """The hunk's added lines, in runs of consecutive ones."""
+    runs: list[list[bytes]] = []
+    for kind, group in itertools.groupby(hunk.ops, key=lambda op: op[0]):
+        if kind == "+":
+            runs.append([text for _, text in group])
+    return runs
+
+
+def _holds_added(lines: Sequence[bytes], hunk: Hunk) -> bool:
+    view = FileView("", lines)
+    return all(view.find(run) or view.find_loose(run) for run in _runs(hunk))
+
+
+def _whole_file(job: Job, placer: Placer, labels: tuple[str, str, str]) -> FileResult:
+    fp, base, target = job.fp, placer.base, placer.target
+    assert base is not None
+    theirs = apply_at_base(base.lines, [p for p in placer.plans if p.base_at is not None])
+    current = b"".join(target.lines)
+    merged = job.merge(current, b"".join(base.lines), b"".join(theirs), labels)
+    missing = [p for p in placer.plans if p.state == "missing"]
+    if merged.conflicts:
+        why = "three-way merge conflict with an upstream change"
+        details = tuple(_detail(fp.path, p.hunk, why, current) for p in missing)
+        conflicted = FileChange(fp.path, merged.content)
+        return FileResult(Outcome.CONFLICT, Step.THREE_WAY, details=details, conflicted=conflicted)
+    out = split_lines(merged.content)
+    wrong = misplaced(placer, out)
+    if wrong:
+        scope, line = wrong[0]
+        why = (
+            f"a three-way merge would change line {line} in {' > '.join(scope) or 'the top level'}, "
+            "outside every scope the patch changes at base; refusing it"
+        )
+        return FileResult(
+            Outcome.CONFLICT,
+            Step.THREE_WAY,
+            details=tuple(_detail(fp.path, p.hunk, why) for p in missing),
+        )
+    lost = [p for p in placer.plans if p.state != "present" and not _holds_added(out, p.hunk)]
+    if lost:
+        why = "the three-way merge dropped its added lines; nothing is written"
+        return FileResult(
+            Outcome.FAILED,
+            Step.THREE_WAY,
+            details=tuple(_detail(fp.path, p.hunk, why) for p in lost),
+        )
+    for plan in missing:
+        plan.rule, plan.state = Rule.THREE_WAY, "merged"
+    present = any(p.state == "present" for p in placer.plans)
+    outcome = Outcome.PARTLY_UPSTREAMED if present else Outcome.CARRIED
+    return _result(fp, outcome, Step.THREE_WAY, out, _placements(job, placer))
+
+
+def _placements(job: Job, placer: Placer) -> tuple[Placement, ...]:
+    target, note = placer.target, placer.structure_note()
+    parsed = job.explain or "tree" in vars(target)
+    marks = []
+    for plan in placer.plans:
+        at = plan.spots[0] if len(plan.spots) == 1 else -1
+        scope = target.hunk_scope(plan.hunk, at) if parsed and at >= 0 else ()
+        if plan.state == "merged" and at < 0 and placer.base and plan.base_at is not None:
+            scope = placer.base.hunk_scope(plan.hunk, plan.base_at) if parsed else ()
+        line = at + 1 if at >= 0 else None
+        text = "; ".join(n for n in (plan.note, note) if n)
+        marks.append(
+            Placement(
+                job.fp.path, plan.hunk.header, plan.rule, line, scope, plan.moved_from, note=text
+            )
+        )
+    return tuple(marks)
+
+
+def _ambiguous(placer: Placer, job: Job) -> FileResult:
+    details, marks = [], []
+    for plan in placer.plans:
+        if plan.state != "ambiguous":
+            continue
+        found = placer.candidates(plan)
+        where = "; ".join(f"line {c.line} ({' > '.join(c.scope) or 'top level'})" for c in found)
+        why = f"its context matches {len(found)} places the evidence cannot tell apart: {where}"
+        details.append(_detail(job.fp.path, plan.hunk, why))
+        marks.append(Placement(job.fp.path, plan.hunk.header, Rule.NONE, candidates=tuple(found)))
+    return FileResult(Outcome.AMBIGUOUS, Step.NONE, details=tuple(details), placements=tuple(marks))
+
+
+def _from_stop(job: Job, placer: Placer, stop: Stop) -> FileResult:
+    details = tuple(_detail(job.fp.path, hunk, why, ours) for hunk, why, ours in stop.reasons)
+    marks = tuple(
+        Placement(job.fp.path, hunk.header, Rule.NONE, candidates=stop.candidates)
+        for hunk, _, _ in stop.reasons
     )
-    step = Step.PROBE if state == "present" else Step.EXACT
-    return _result(fp, outcome, step, out)
+    if stop.kind == "ambiguous":
+        return FileResult(Outcome.AMBIGUOUS, Step.NONE, details=details, placements=marks)
+    conflicted = FileChange(job.fp.path, stop.conflicted) if stop.conflicted is not None else None
+    return FileResult(
+        Outcome.CONFLICT, Step.THREE_WAY, details=details, conflicted=conflicted, placements=marks
+    )
 
 
-def _stopped(outcome: Outcome, path: str, where: str, why: str, ours: bytes = b"") -> FileResult:
-    """A file the patch cannot change, with the one reason why."""
-    detail = ConflictDetail(path, where, why, ours.decode(errors="replace"))
-    return FileResult(outcome, Step.NONE, details=(detail,))
+def _no_base(fp: FilePatch, missing: list[Plan]) -> FileResult:
+    why = (
+        "context not found, and the base blob "
+        f"{fp.old_blob or '(none in the diff)'} is not available for a three-way merge"
+    )
+    return FileResult(
+        Outcome.CONFLICT, Step.NONE, details=tuple(_detail(fp.path, p.hunk, why) for p in missing)
+    )
 
 
-def _result(fp: FilePatch, outcome: Outcome, step: Step, lines: list[bytes]) -> FileResult:
+def _result(
+    fp: FilePatch,
+    outcome: Outcome,
+    step: Step,
+    lines: list[bytes],
+    placements: tuple[Placement, ...] = (),
+) -> FileResult:
     content = b"".join(lines)
     mode = fp.new_mode if fp.new_mode != fp.old_mode else None
     rename = fp.old_path if fp.old_path != fp.new_path else None
     if outcome is Outcome.UPSTREAMED and not rename and not mode:
-        return FileResult(outcome, step)
+        return FileResult(outcome, step, placements=placements)
     change = FileChange(fp.path, content, mode=mode, old_path=rename)
-    return FileResult(outcome, step, change)
+    return FileResult(outcome, step, change, placements=placements)
 
 
 def _new_file(fp: FilePatch, current: bytes | None) -> FileResult:
     content = b"".join(h for hunk in fp.hunks for h in hunk.new)
+    if fp.new_blob and not blob_id(content).startswith(fp.new_blob):
+        return _corrupt(fp, f"its hunks do not make blob {fp.new_blob[:12]} as its index line says")
     if current is None:
-        return FileResult(
-            Outcome.APPLIED, Step.EXACT, FileChange(fp.path, content, mode=fp.new_mode or 0o100644)
-        )
+        mode = fp.new_mode or 0o100644
+        return FileResult(Outcome.APPLIED, Step.EXACT, FileChange(fp.path, content, mode=mode))
     if current == content:
         return FileResult(Outcome.UPSTREAMED, Step.PROBE)
     why = "the patch creates this file, but it already exists with other content"
@@ -231,51 +362,19 @@ def _new_file(fp: FilePatch, current: bytes | None) -> FileResult:
 
 
 def _deleted_file(fp: FilePatch, current: bytes) -> FileResult:
+    """A deletion removes the file only when its hunks remove every line of it: the content
+    of the diff wins over its ``index`` line."""
     expected = b"".join(h for hunk in fp.hunks for h in hunk.old)
-    if blob_id(current) == fp.old_blob or current == expected:
+    if current == expected:
         return FileResult(Outcome.APPLIED, Step.EXACT, FileChange(fp.path, None))
+    if fp.old_blob and blob_id(current).startswith(fp.old_blob):
+        return _corrupt(
+            fp,
+            f"it deletes {fp.path}, but its hunks remove {len(split_lines(expected))} of its "
+            f"{len(split_lines(current))} lines; its index line and its hunks disagree",
+        )
     why = "the patch deletes this file, but its content differs from what the patch expects"
     return _stopped(Outcome.CONFLICT, fp.path, "deleted file", why)
-
-
-def _three_way(
-    fp: FilePatch, current: bytes, blob: BlobReader, merge: Merger, label: str, notes: list
-) -> FileResult:
-    missing = [h for h, s, _ in notes if s == "missing"]
-    lines = split_lines(current)
-    doubled = [h for h in missing if len(_find(lines, _core(h))) > 1]
-    if doubled:  # a merge would pick one copy of duplicated code: never guess
-        details = tuple(
-            _detail(
-                fp.path, h, "the lines it changes occur more than once; refusing to guess which"
-            )
-            for h in doubled
-        )
-        return FileResult(Outcome.AMBIGUOUS, Step.NONE, details=details)
-    base = blob(fp.old_blob) if fp.old_blob else None
-    if base is None:
-        details = tuple(
-            _detail(
-                fp.path,
-                h,
-                "context not found, and the base blob "
-                f"{fp.old_blob or '(none in the diff)'} is not available for a "
-                "three-way merge",
-            )
-            for h in missing
-        )
-        return FileResult(Outcome.CONFLICT, Step.NONE, details=details)
-    theirs = b"".join(_apply_exact(split_lines(base), fp.hunks))
-    base_label = f"base {(fp.old_blob or '')[:12]}"
-    merged = merge(current, base, theirs, ("tree", base_label, label))
-    if merged.conflicts == 0:
-        return _result(fp, Outcome.CARRIED, Step.THREE_WAY, split_lines(merged.content))
-    details = tuple(
-        _detail(fp.path, h, "three-way merge conflict with an upstream change", current)
-        for h in missing
-    )
-    conflicted = FileChange(fp.path, merged.content)
-    return FileResult(Outcome.CONFLICT, Step.THREE_WAY, details=details, conflicted=conflicted)
 
 
 def combine(patch_id: str, results: Sequence[FileResult], message: str = "") -> PatchResult:
@@ -295,4 +394,5 @@ def combine(patch_id: str, results: Sequence[FileResult], message: str = "") -> 
         message=message,
         details=tuple(d for r in results for d in r.details),
         conflicted=tuple(r.conflicted for r in results if r.conflicted is not None),
+        placements=tuple(p for r in results for p in r.placements),
     )

@@ -15,7 +15,8 @@ import unidiff
 import unidiff.errors
 from unidiff.constants import LINE_TYPE_NO_NEWLINE
 
-from patchkit.errors import ConfigError, UnsafePathError
+from patchkit.engine.diffcheck import check_modes, stray_lines
+from patchkit.errors import ConfigError, MalformedPatch, UnsafePathError
 
 _INDEX = re.compile(r"^index ([0-9a-f]+)\.\.([0-9a-f]+)(?: (\d{6}))?$", re.MULTILINE)
 _MODE = re.compile(r"^(old|new|new file|deleted file) mode (\d{6})$", re.MULTILINE)
@@ -29,6 +30,18 @@ class Hunk:
     old: tuple[bytes, ...]  # context and removed lines, in order
     new: tuple[bytes, ...]  # context and added lines, in order
     added: tuple[bytes, ...]  # the added lines alone
+    ops: tuple[tuple[str, bytes], ...] = ()  # every line in order: (" " | "-" | "+", text)
+
+    @property
+    def lead(self) -> int:
+        """How many context lines come before its first change."""
+        return next((i for i, (kind, _) in enumerate(self.ops) if kind != " "), len(self.ops))
+
+    @property
+    def trail(self) -> int:
+        """How many context lines come after its last change."""
+        kinds = [kind for kind, _ in self.ops]
+        return next((i for i, kind in enumerate(reversed(kinds)) if kind != " "), len(kinds))
 
 
 @dataclass(frozen=True)
@@ -78,13 +91,17 @@ def _hunk(raw: unidiff.Hunk) -> Hunk:
     old: list[bytes] = []
     new: list[bytes] = []
     added: list[bytes] = []
+    ops: list[tuple[str, bytes]] = []
     last_kind = None
     for line in raw:
         if line.line_type == LINE_TYPE_NO_NEWLINE:
             for seq in {"-": (old,), "+": (new, added), " ": (old, new)}.get(last_kind or "", ()):
                 seq[-1] = seq[-1].rstrip(b"\n")
+            if ops:
+                ops[-1] = (ops[-1][0], ops[-1][1].rstrip(b"\n"))
             continue
         value = line.value.encode(*_ENCODING)
+        ops.append((line.line_type, value))
         if line.line_type in (" ", "-"):
             old.append(value)
         if line.line_type in (" ", "+"):
@@ -97,7 +114,7 @@ def _hunk(raw: unidiff.Hunk) -> Hunk:
     )
     if raw.section_header:
         header += f" {raw.section_header}"
-    return Hunk(header, raw.source_start, tuple(old), tuple(new), tuple(added))
+    return Hunk(header, raw.source_start, tuple(old), tuple(new), tuple(added), tuple(ops))
 
 
 def _file_patch(raw: unidiff.PatchedFile, source: Path) -> FilePatch:
@@ -113,7 +130,7 @@ def _file_patch(raw: unidiff.PatchedFile, source: Path) -> FilePatch:
     zero = re.compile(r"^0+$")
     old_blob = index.group(1) if index and not zero.match(index.group(1)) else None
     new_blob = index.group(2) if index and not zero.match(index.group(2)) else None
-    return FilePatch(
+    fp = FilePatch(
         old_path=safe_relpath(old_path, source) if old_path else None,
         new_path=safe_relpath(new_path, source) if new_path else None,
         old_blob=old_blob,
@@ -123,6 +140,8 @@ def _file_patch(raw: unidiff.PatchedFile, source: Path) -> FilePatch:
         hunks=tuple(_hunk(h) for h in raw),
         binary=bool(raw.is_binary_file) or "GIT binary patch" in info,
     )
+    check_modes(fp, source)
+    return fp
 
 
 def parse_diff(data: bytes, source: Path) -> tuple[FilePatch, ...]:
@@ -139,6 +158,14 @@ def parse_diff(data: bytes, source: Path) -> tuple[FilePatch, ...]:
         raise ConfigError(f"{source}: not a valid unified diff: {exc}") from None
     if not parsed:
         raise ConfigError(f"{source}: contains no file changes")
+    stray = stray_lines(text)
+    if stray:
+        number, line, path = stray[0]
+        raise MalformedPatch(
+            f"{source}: line {number} ({line[:60]!r}) in the part for {path} is no part of any "
+            "hunk: a hunk header is mangled or a hunk was cut, so some of its changes were lost",
+            hint="regenerate the diff (git diff --full-index) rather than editing it by hand",
+        )
     return tuple(_file_patch(f, source) for f in parsed)
 
 

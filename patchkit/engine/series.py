@@ -95,23 +95,29 @@ def touched_paths(meta: PatchMeta) -> list[str]:
     return rewrite_paths(meta.file)
 
 
-def run_diff(meta: PatchMeta, read: Reader, blobs: Blobs) -> PatchResult:
+def run_diff(meta: PatchMeta, read: Reader, blobs: Blobs, *, explain: bool = False) -> PatchResult:
     file_patches = parse_diff(meta.file.read_bytes(), meta.file)
     label = f"patch {meta.id}"
     results: list[FileResult] = [
-        apply_file(fp, read, blobs.read, blobs.merge, label) for fp in file_patches
+        apply_file(fp, read, blobs.read, blobs.merge, label, explain=explain) for fp in file_patches
     ]
     return combine(meta.id, results)
 
 
 def run_patch(
-    meta: PatchMeta, read: Reader, blobs: Blobs, listing: Lister | None = None
+    meta: PatchMeta,
+    read: Reader,
+    blobs: Blobs,
+    listing: Lister | None = None,
+    *,
+    explain: bool = False,
 ) -> PatchResult:
     """One patch against the files as ``read`` gives them; failures are values. A rewrite also
-    looks for moved code in the files ``listing`` names."""
+    looks for moved code in the files ``listing`` names; ``explain`` names every hunk's scope
+    path, parsing files placement itself did not need."""
     try:
         if meta.kind is PatchKind.DIFF:
-            return run_diff(meta, read, blobs)
+            return run_diff(meta, read, blobs, explain=explain)
         from patchkit.engine.rewrite import run_rewrite_patch
 
         return run_rewrite_patch(meta.id, meta.file, read, listing)

@@ -49,7 +49,12 @@ class _BaseBlobs(Blobs):
 
 
 def port(
-    *, patch_file: Path, base_commit: str, checkout: Path, allow_dirty: bool = False
+    *,
+    patch_file: Path,
+    base_commit: str,
+    checkout: Path,
+    allow_dirty: bool = False,
+    explain: bool = False,
 ) -> PortReport:
     """Apply ``patch_file`` (made at ``base_commit``) to ``checkout`` in place."""
     tree = checkout_tree(checkout, "port")
@@ -62,7 +67,7 @@ def port(
         base_files = {p: c for p in paths if (c := repo.read_file(base, p)) is not None}
     blobs = _BaseBlobs(tree.root, base_files)
     try:
-        result = run_patch(meta, tree.read, blobs)
+        result = run_patch(meta, tree.read, blobs, explain=explain)
     finally:
         blobs.close()
     outcome = _outcome(result, tree, base_files, paths)

@@ -1,0 +1,346 @@
+"""Where each hunk of a diff goes in a file that is not the diff's base blob.
+
+Every hunk gets candidate places from its context, exact first, then ignoring whitespace. One
+place is taken as it is; several are narrowed by evidence, in this order, until one is left:
+the order of the file's other hunks, the start/end-of-file anchors, the scope path the hunk
+had at base (from :mod:`patchkit.engine.structure`), the lines around it at base, and the
+offset of its neighbours. When the evidence cannot decide, the hunk is ``ambiguous`` and the
+candidates are named; never the first match. Finding candidates is linear in the file (an
+index of lines), so big diffs stay fast.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from patchkit.engine.diffparse import Hunk
+from patchkit.engine.structure import ScopePath, ScopeTree, language_of, scopes_for
+from patchkit.model import Candidate, Rule
+
+_SPACE = re.compile(rb"\s+")
+_AROUND = 50  # lines compared beyond a hunk's context when judging its surroundings
+
+
+def squash(line: bytes) -> bytes:
+    return _SPACE.sub(b"", line)
+
+
+def common_prefix(paths: Sequence[ScopePath]) -> ScopePath:
+    if not paths:
+        return ()
+    first = paths[0]
+    n = min(len(p) for p in paths)
+    i = 0
+    while i < n and all(p[i] == first[i] for p in paths):
+        i += 1
+    return first[:i]
+
+
+class FileView:
+    """One side of a file (target or base): its lines, an index of them, its scope tree."""
+
+    def __init__(self, path: str, lines: Sequence[bytes]) -> None:
+        self.path, self.lines = path, list(lines)
+
+    @cached_property
+    def _exact(self) -> dict[bytes, list[int]]:
+        index: dict[bytes, list[int]] = {}
+        for i, line in enumerate(self.lines):
+            index.setdefault(line, []).append(i)
+        return index
+
+    @cached_property
+    def _squashed(self) -> list[bytes]:
+        return [squash(line) for line in self.lines]
+
+    @cached_property
+    def _loose(self) -> dict[bytes, list[int]]:
+        index: dict[bytes, list[int]] = {}
+        for i, line in enumerate(self._squashed):
+            index.setdefault(line, []).append(i)
+        return index
+
+    def find(self, block: Sequence[bytes]) -> list[int]:
+        """Every index where ``block`` starts, exactly."""
+        if not block:
+            return []
+        n, lines = len(block), self.lines
+        want = list(block)
+        return [i for i in self._exact.get(block[0], ()) if lines[i : i + n] == want]
+
+    def find_loose(self, block: Sequence[bytes]) -> list[int]:
+        """Every index where ``block`` starts when whitespace inside lines is ignored."""
+        if not block:
+            return []
+        want = [squash(line) for line in block]
+        n, lines = len(want), self._squashed
+        return [i for i in self._loose.get(want[0], ()) if lines[i : i + n] == want]
+
+    @cached_property
+    def tree(self) -> ScopeTree | None:
+        return scopes_for(self.path, b"".join(self.lines))
+
+    def hunk_scope(self, hunk: Hunk, at: int) -> ScopePath:
+        """The scope path of the lines a hunk changes when its old lines start at ``at``: the
+        common scope of its removed lines and the context lines either side of the change."""
+        tree = self.tree
+        if tree is None:
+            return ()
+        first = at + hunk.lead
+        removed = len(hunk.old) - hunk.lead - hunk.trail
+        rows = [first, first + removed - 1] if removed > 0 else []
+        if hunk.lead:
+            rows.append(first - 1)
+        if hunk.trail:
+            rows.append(first + removed)
+        return common_prefix([tree.scope_path(r) for r in rows]) if rows else ()
+
+
+@dataclass
+class Plan:
+    """One hunk's place in the file, as the evidence leaves it."""
+
+    hunk: Hunk
+    spots: list[int]  # candidate indexes of its first old line in the target (0-based)
+    loose: bool = False  # found only when whitespace is ignored
+    rule: Rule = Rule.NONE
+    state: str = "missing"  # apply | present | missing | ambiguous
+    base_at: int | None = None  # where its old lines start in the base blob, when known
+    found: tuple[int, ...] = ()  # every candidate before the evidence narrowed them
+    note: str = ""
+    moved_from: str | None = None
+
+    @property
+    def at(self) -> int:
+        return self.spots[0] if len(self.spots) == 1 else -1
+
+    @property
+    def end(self) -> int:
+        return self.at + len(self.hunk.old)
+
+
+@dataclass
+class Placer:
+    """The evidence for one file: the target, and the base blob when it is known."""
+
+    target: FileView
+    base: FileView | None
+    plans: list[Plan] = field(default_factory=list)
+
+    def candidates(self, plan: Plan) -> list[Candidate]:
+        tree = self.target.tree
+        return [
+            Candidate(s + 1, self.target.hunk_scope(plan.hunk, s) if tree else ())
+            for s in (plan.spots or list(plan.found))
+        ]
+
+    def structure_note(self) -> str:
+        if language_of(self.target.path) is None:
+            return f"no grammar for {self.target.path}: placed by lines only"
+        return ""
+
+
+def _base_at(base: FileView | None, hunk: Hunk) -> int | None:
+    if base is None:
+        return None
+    if not hunk.old:
+        return max(hunk.old_start, 0)
+    start = max(hunk.old_start - 1, 0)
+    if base.lines[start : start + len(hunk.old)] == list(hunk.old):
+        return start
+    spots = base.find(hunk.old)
+    return spots[0] if len(spots) == 1 else None
+
+
+def _find(placer: Placer, hunk: Hunk) -> Plan:
+    plan = Plan(hunk, [], base_at=_base_at(placer.base, hunk))
+    spots = placer.target.find(hunk.old)
+    if not spots and hunk.old:
+        spots = placer.target.find_loose(hunk.old)
+        plan.loose = bool(spots)
+    if not hunk.old:  # an empty old side: the file was empty, the hunk starts it
+        spots = [0]
+    plan.spots, plan.found = list(spots), tuple(spots)
+    if len(spots) == 1:
+        plan.rule = Rule.WHITESPACE if plan.loose else Rule.CONTEXT
+    return plan
+
+
+def _narrow(plan: Plan, keep: Callable[[int], bool], rule: Rule) -> bool:
+    kept = [s for s in plan.spots if keep(s)]
+    if not kept or len(kept) == len(plan.spots):
+        return False
+    plan.spots = kept
+    if len(kept) == 1:
+        plan.rule = rule
+    return True
+
+
+def _neighbours(plans: list[Plan], i: int) -> tuple[Plan | None, Plan | None]:
+    before = next((p for p in reversed(plans[:i]) if p.at >= 0), None)
+    after = next((p for p in plans[i + 1 :] if p.at >= 0), None)
+    return before, after
+
+
+def _offset(plan: Plan) -> int:
+    return plan.at - (plan.base_at if plan.base_at is not None else plan.hunk.old_start - 1)
+
+
+def _at_end(placer: Placer, plan: Plan) -> bool | None:
+    """Whether the hunk ends its file at base (None: it cannot be told)."""
+    hunk = plan.hunk
+    if hunk.trail or not hunk.old:
+        return False
+    if placer.base is not None and plan.base_at is not None:
+        return plan.base_at + len(hunk.old) == len(placer.base.lines)
+    return hunk.lead > 0 or None
+
+
+def _weight(line: bytes) -> int:
+    """A matching line counts as evidence only when it says something (not blank, not ``}``)."""
+    return 1 if len(squash(line)) > 2 else 0
+
+
+def _surroundings(placer: Placer, plan: Plan, spot: int) -> int:
+    """How many telling lines around ``spot`` (beyond the hunk) match those around it at base."""
+    base, target = placer.base, placer.target.lines
+    if base is None or plan.base_at is None:
+        return 0
+    b, n, score = plan.base_at, len(plan.hunk.old), 0
+    for k in range(1, _AROUND):
+        if spot - k < 0 or b - k < 0 or target[spot - k] != base.lines[b - k]:
+            break
+        score += _weight(target[spot - k])
+    for k in range(_AROUND):
+        t, s = spot + n + k, b + n + k
+        if t >= len(target) or s >= len(base.lines) or target[t] != base.lines[s]:
+            break
+        score += _weight(target[t])
+    return score
+
+
+def _clear_best(scores: dict[int, int]) -> int | None:
+    """The score of the one candidate whose surroundings match clearly better than the rest."""
+    ranked = sorted(scores.values(), reverse=True)
+    if not ranked or ranked[0] < 2:
+        return None
+    return ranked[0] if len(ranked) == 1 or ranked[0] - ranked[1] >= 2 else None
+
+
+def _decide(placer: Placer, i: int) -> bool:
+    """Narrow hunk ``i``'s candidates by the evidence, in order; True when any was dropped."""
+    plan = placer.plans[i]
+    before, after = _neighbours(placer.plans, i)
+    n = len(plan.hunk.old)
+    lo = before.end if before else 0
+    hi = after.at if after else len(placer.target.lines)
+    if _narrow(plan, lambda s: lo <= s and s + n <= hi, Rule.ORDER):
+        return True
+    end = _at_end(placer, plan)
+    last = len(placer.target.lines)
+    if end and _narrow(plan, lambda s: s + n == last, Rule.END_OF_FILE):
+        return True
+    starts = plan.hunk.lead == 0 and plan.hunk.old_start <= 1 and plan.hunk.trail > 0
+    if starts and _narrow(plan, lambda s: s == 0, Rule.START_OF_FILE):
+        return True
+    return _decide_by_base(placer, plan, before, after)
+
+
+def _decide_by_base(placer: Placer, plan: Plan, before: Plan | None, after: Plan | None) -> bool:
+    base = placer.base
+    if base is not None and plan.base_at is not None and base.tree and placer.target.tree:
+        want = base.hunk_scope(plan.hunk, plan.base_at)
+        same = [s for s in plan.spots if placer.target.hunk_scope(plan.hunk, s) == want]
+        if want and len(same) > 1:  # look-alike twins of its scope: never a guess
+            plan.spots, plan.note = same, f"look-alike twins of {' > '.join(want)}"
+            return False
+        if _narrow(plan, lambda s: s in same, Rule.SCOPE):
+            return True
+    scores = {s: _surroundings(placer, plan, s) for s in plan.spots}
+    best = _clear_best(scores)
+    if best is not None and _narrow(plan, lambda s: scores[s] == best, Rule.SURROUNDINGS):
+        return True
+    offsets = {_offset(p) for p in (before, after) if p is not None}
+    base_at = plan.base_at if plan.base_at is not None else plan.hunk.old_start - 1
+    return bool(offsets) and _narrow(plan, lambda s: s - base_at in offsets, Rule.OFFSET)
+
+
+def _present(lines: list[bytes], plan: Plan) -> bool:
+    hunk, at = plan.hunk, plan.at
+    return hunk.new != hunk.old and lines[at : at + len(hunk.new)] == list(hunk.new)
+
+
+def place(placer: Placer, hunks: Sequence[Hunk]) -> list[Plan]:
+    """A plan per hunk: ``apply`` at one place, ``present`` (already there), ``missing``
+    (context gone: a merge may still carry it) or ``ambiguous`` (candidates kept)."""
+    placer.plans = [_find(placer, h) for h in hunks]
+    progress = True
+    while progress:
+        progress = False
+        for i, plan in enumerate(placer.plans):
+            if len(plan.spots) > 1:
+                progress = _decide(placer, i) or progress
+    for plan in placer.plans:
+        _settle(placer, plan)
+    return placer.plans
+
+
+def _settle(placer: Placer, plan: Plan) -> None:
+    lines = placer.target.lines
+    if len(plan.spots) > 1:
+        plan.state = "ambiguous"
+    elif len(plan.spots) == 1:
+        plan.state = "present" if _present(lines, plan) else "apply"
+        if plan.state == "apply" and _in_foreign_scope(placer, plan):
+            plan.state, plan.spots = "missing", []
+    else:
+        plan.state = "present" if _new_there(placer.target, plan.hunk) else "missing"
+    if plan.state == "present":
+        plan.rule = Rule.UPSTREAM
+
+
+def _new_there(target: FileView, hunk: Hunk) -> bool:
+    """Its result is in the file (exactly once, or ignoring whitespace and line breaks) and,
+    when loosely, its old text is not."""
+    if not hunk.added:
+        return False
+    if len(target.find(hunk.new)) == 1:
+        return True
+    text = squash(b"".join(target.lines))
+    new, old = squash(b"".join(hunk.new)), squash(b"".join(hunk.old))
+    return text.count(new) == 1 and (new == old or old not in text)
+
+
+def _in_foreign_scope(placer: Placer, plan: Plan) -> bool:
+    """A single place in another scope than the hunk's own, while its own scope is still in
+    the file (a look-alike twin took the context): not a place to write. Lines around that
+    match the base settle it without parsing."""
+    base = placer.base
+    if base is None or plan.base_at is None or base.tree is None or placer.target.tree is None:
+        return False
+    if _surroundings(placer, plan, plan.at) >= min(6, len(placer.target.lines) // 4):
+        return False
+    want = base.hunk_scope(plan.hunk, plan.base_at)
+    got = placer.target.hunk_scope(plan.hunk, plan.at)
+    if not want or got == want or not placer.target.tree.find(want):
+        return False
+    plan.note = f"its context matches only in {' > '.join(got) or 'the top level'}"
+    return True
+
+
+def replacement(plan: Plan, found: Sequence[bytes]) -> list[bytes]:
+    """The lines that replace ``found`` (the target's lines at the place): the target's own
+    context lines (they may differ in whitespace), the hunk's added lines."""
+    out: list[bytes] = []
+    rest = iter(found)
+    for kind, text in plan.hunk.ops:
+        if kind == "+":
+            out.append(text)
+        else:
+            line = next(rest, text)
+            if kind == " ":
+                out.append(line if plan.loose else text)
+    return out

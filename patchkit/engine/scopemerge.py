@@ -1,0 +1,172 @@
+"""Three-way merges that know scopes.
+
+A hunk whose context is gone is merged from the base blob one scope at a time: the base
+function (or class, or CMake block) against the target's function with the same scope path,
+so changes elsewhere in the file cannot conflict with it or pull it elsewhere. A base scope
+with look-alike twins at the target stops as ``ambiguous``, naming them. Hunks at the top level,
+or whose scope is gone, fall back to a whole-file merge, accepted only when every line it
+changes sits in a scope one of the hunks had at base.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from patchkit.engine.diffparse import Hunk, split_lines
+from patchkit.engine.placement import FileView, Placer, Plan, common_prefix
+from patchkit.engine.structure import Scope, ScopePath
+from patchkit.gitrepo import MergeResult
+from patchkit.model import Candidate, Rule
+
+Merger = Callable[[bytes, bytes, bytes, tuple[str, str, str]], MergeResult]
+
+
+@dataclass(frozen=True)
+class Edit:
+    start: int  # first target line replaced (0-based)
+    end: int  # one past the last
+    lines: list[bytes]
+    plans: tuple[Plan, ...]  # the hunks this edit carries
+
+
+@dataclass
+class Stop:
+    """Why merging stopped: ``ambiguous`` (twins) or ``conflict``, per hunk."""
+
+    kind: str
+    reasons: list[tuple[Hunk, str, bytes]] = field(default_factory=list)  # hunk, why, ours
+    conflicted: bytes | None = None  # the file with labelled conflict markers
+    candidates: tuple[Candidate, ...] = ()
+
+
+def _core(plan: Plan) -> tuple[int, int, list[bytes]]:
+    """The base rows a hunk really changes (its context left out), and what replaces them."""
+    hunk = plan.hunk
+    start = (plan.base_at or 0) + hunk.lead
+    removed = len(hunk.old) - hunk.lead - hunk.trail
+    return start, start + removed, list(hunk.new[hunk.lead : len(hunk.new) - hunk.trail])
+
+
+def apply_at_base(base: Sequence[bytes], plans: Sequence[Plan], offset: int = 0) -> list[bytes]:
+    """The base lines with these hunks' changes made at their base places (``offset``: where
+    ``base`` starts in the base blob; each change must lie inside it)."""
+    out = list(base)
+    for plan in sorted(plans, key=lambda p: p.base_at or 0, reverse=True):
+        start, end, lines = _core(plan)
+        out[start - offset : end - offset] = lines
+    return out
+
+
+def _inside(scope: Scope, plan: Plan) -> bool:
+    if plan.base_at is None:
+        return False
+    start, end, _ = _core(plan)
+    return scope.start <= start and end <= scope.end + 1
+
+
+def _base_scope(base: FileView, plan: Plan) -> Scope | None:
+    if base.tree is None or plan.base_at is None:
+        return None
+    path = base.hunk_scope(plan.hunk, plan.base_at)
+    row = plan.base_at + plan.hunk.lead
+    return next((s for s in base.tree.find(path) if s.holds(row)), None) if path else None
+
+
+def _twins(twins: list[Scope]) -> tuple[Candidate, ...]:
+    return tuple(Candidate(s.start + 1, s.path) for s in twins)
+
+
+@dataclass
+class ScopeMerge:
+    placer: Placer
+    merge: Merger
+    labels: tuple[str, str, str]
+    edits: list[Edit] = field(default_factory=list)
+    leftover: list[Plan] = field(default_factory=list)  # to merge with the whole file
+
+    def run(self, missing: Sequence[Plan]) -> Stop | None:
+        done: set[int] = set()
+        for plan in missing:
+            if id(plan) in done:
+                continue
+            stop = self._one(plan, done)
+            if stop is not None:
+                return stop
+        return None
+
+    def _one(self, plan: Plan, done: set[int]) -> Stop | None:
+        base, target = self.placer.base, self.placer.target
+        scope = _base_scope(base, plan) if base is not None else None
+        if base is None or scope is None or target.tree is None:
+            self.leftover.append(plan)
+            return None
+        twins = target.tree.find(scope.path)
+        if len(twins) != 1:
+            if not twins:
+                self.leftover.append(plan)
+                return None
+            where = ", ".join(f"line {s.start + 1}" for s in twins)
+            why = f"its scope {' > '.join(scope.path)} has look-alike twins at {where}"
+            return Stop("ambiguous", [(plan.hunk, why, b"")], candidates=_twins(twins))
+        group = [p for p in self.placer.plans if _inside(scope, p)]
+        if plan not in group:
+            self.leftover.append(plan)
+            return None
+        done.update(id(p) for p in group)
+        return self._region(scope, twins[0], group)
+
+    def _region(self, scope: Scope, mine: Scope, group: list[Plan]) -> Stop | None:
+        base, target = self.placer.base, self.placer.target
+        assert base is not None
+        base_part = base.lines[scope.start : scope.end + 1]
+        theirs = apply_at_base(base_part, group, scope.start)
+        ours = target.lines[mine.start : mine.end + 1]
+        merged = self.merge(b"".join(ours), b"".join(base_part), b"".join(theirs), self.labels)
+        if merged.conflicts:
+            whole = [*target.lines[: mine.start], merged.content, *target.lines[mine.end + 1 :]]
+            why = f"three-way merge conflict with an upstream change in {' > '.join(scope.path)}"
+            mine_text = b"".join(ours)
+            return Stop("conflict", [(p.hunk, why, mine_text) for p in group], b"".join(whole))
+        for plan in group:
+            plan.rule, plan.state, plan.spots = Rule.SCOPE_MERGE, "merged", [mine.start]
+        self.edits.append(Edit(mine.start, mine.end + 1, split_lines(merged.content), tuple(group)))
+        return None
+
+
+def _regions(old: list[bytes], new: list[bytes]) -> list[tuple[int, int]]:
+    """The target line spans a merge changed (insertions are empty spans)."""
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    matcher = difflib.SequenceMatcher(
+        None, old[head : len(old) - tail], new[head : len(new) - tail], autojunk=False
+    )
+    return [(head + i1, head + i2) for tag, i1, i2, _, _ in matcher.get_opcodes() if tag != "equal"]
+
+
+def _region_scope(target: FileView, start: int, end: int) -> ScopePath:
+    tree = target.tree
+    assert tree is not None
+    rows = list(range(start, end)) or []
+    rows += [r for r in (start - 1, end) if 0 <= r < len(target.lines)]
+    return common_prefix([tree.scope_path(r) for r in rows]) if rows else ()
+
+
+def misplaced(placer: Placer, merged: list[bytes]) -> list[tuple[ScopePath, int]]:
+    """The changes a whole-file merge made outside every scope the hunks had at base:
+    (scope path, 1-based line) for each; empty when all sit where they belong."""
+    base, target = placer.base, placer.target
+    if base is None or base.tree is None or target.tree is None:
+        return []
+    wanted = {base.hunk_scope(p.hunk, p.base_at) for p in placer.plans if p.base_at is not None}
+    bad = []
+    for start, end in _regions(target.lines, merged):
+        got = _region_scope(target, start, end)
+        if not any(got == w or (w and got[: len(w)] == w) for w in wanted):
+            bad.append((got, start + 1))
+    return bad
