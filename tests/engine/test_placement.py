@@ -12,7 +12,7 @@ import pytest
 
 from patchkit.model import Outcome, Rule
 from patchkit.ops.port import PortReport, port
-from tests.builders import Upstream
+from testing.builders import Upstream
 from tests.conftest import dedent
 
 
