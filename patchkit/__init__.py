@@ -1,3 +1,133 @@
-"""patchkit: keep downstream source patches for vLLM and FlashInfer alive."""
+"""patchkit: keep downstream source patches for vLLM and FlashInfer alive.
+
+The Python API is the verbs of the command line, as typed functions with keyword-only arguments
+that return result values (``docs/api.md``)::
+
+    import patchkit
+
+    project = patchkit.load_project(Path("."))
+    done = patchkit.apply(project=project, target="vllm")
+    for result in done.report.results:
+        print(result.patch_id, result.outcome.value)
+
+Names are imported on first use, so ``import patchkit`` costs nothing a command does not need.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+# public name -> "module:attribute"
+_API = {
+    # verbs
+    "fetch": "patchkit.ops.fetch:fetch_target",
+    "apply": "patchkit.ops.apply:apply_target",
+    "status": "patchkit.ops.status:status_target",
+    "reset": "patchkit.ops.reset:reset_target",
+    "show": "patchkit.ops.show:show_patch",
+    "record": "patchkit.ops.record:record_target",
+    "verify": "patchkit.ops.verify:verify_target",
+    "port": "patchkit.ops.port:port",
+    "rebase": "patchkit.ops.rebase:rebase",
+    "continue_rebase": "patchkit.ops.rebase:continue_rebase",
+    "abort_rebase": "patchkit.ops.rebase:abort_rebase",
+    "export_pr": "patchkit.ops.export_pr:export_pr",
+    "import_patches": "patchkit.ops.import_:import_patches",
+    # the project and where to work
+    "load_project": "patchkit.ops.context:load_project",
+    "Project": "patchkit.ops.context:Project",
+    "Where": "patchkit.ops.context:Where",
+    # results
+    "Outcome": "patchkit.model:Outcome",
+    "PatchResult": "patchkit.model:PatchResult",
+    "TargetApply": "patchkit.ops.apply:TargetApply",
+    "ApplyReport": "patchkit.ops.apply:ApplyReport",
+    "StatusReport": "patchkit.ops.status:StatusReport",
+    "ResetReport": "patchkit.ops.reset:ResetReport",
+    "RecordReport": "patchkit.ops.record:RecordReport",
+    "PortReport": "patchkit.ops.port:PortReport",
+    "RebaseReport": "patchkit.ops.rebase_conflicts:RebaseReport",
+    "VerifyReport": "patchkit.verification.run:VerifyReport",
+    "ExportReport": "patchkit.export.results:ExportReport",
+    "ImportReport": "patchkit.ops.import_:ImportReport",
+    # errors: one family, each with its exit code
+    "PatchkitError": "patchkit.errors:PatchkitError",
+    # writing rewrites
+    "Rewrite": "patchkit.engine.rewrite_base:Rewrite",
+}
+
+__all__ = [
+    "ApplyReport",
+    "ExportReport",
+    "ImportReport",
+    "Outcome",
+    "PatchResult",
+    "PatchkitError",
+    "PortReport",
+    "Project",
+    "RebaseReport",
+    "RecordReport",
+    "ResetReport",
+    "Rewrite",
+    "StatusReport",
+    "TargetApply",
+    "VerifyReport",
+    "Where",
+    "__version__",
+    "abort_rebase",
+    "apply",
+    "continue_rebase",
+    "export_pr",
+    "fetch",
+    "import_patches",
+    "load_project",
+    "port",
+    "rebase",
+    "record",
+    "reset",
+    "show",
+    "status",
+    "verify",
+]
+
+
+def __getattr__(name: str) -> Any:
+    spec = _API.get(name)
+    if spec is None:
+        raise AttributeError(f"module 'patchkit' has no attribute {name!r}")
+    module, attribute = spec.split(":")
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+if TYPE_CHECKING:  # what type checkers and editors see
+    from patchkit.engine.rewrite_base import Rewrite
+    from patchkit.errors import PatchkitError
+    from patchkit.export.results import ExportReport
+    from patchkit.model import Outcome, PatchResult
+    from patchkit.ops.apply import ApplyReport, TargetApply
+    from patchkit.ops.apply import apply_target as apply
+    from patchkit.ops.context import Project, Where, load_project
+    from patchkit.ops.export_pr import export_pr
+    from patchkit.ops.fetch import fetch_target as fetch
+    from patchkit.ops.import_ import ImportReport, import_patches
+    from patchkit.ops.port import PortReport, port
+    from patchkit.ops.rebase import abort_rebase, continue_rebase, rebase
+    from patchkit.ops.rebase_conflicts import RebaseReport
+    from patchkit.ops.record import RecordReport
+    from patchkit.ops.record import record_target as record
+    from patchkit.ops.reset import ResetReport
+    from patchkit.ops.reset import reset_target as reset
+    from patchkit.ops.show import show_patch as show
+    from patchkit.ops.status import StatusReport
+    from patchkit.ops.status import status_target as status
+    from patchkit.ops.verify import verify_target as verify
+    from patchkit.verification.run import VerifyReport

@@ -6,13 +6,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from patchkit.ops.verify import _require_applied, raise_for, verify
-from patchkit.verify.env import (
+from patchkit.ops.verify import raise_for, verify_target
+from patchkit.verification.env import (
     DEFAULT_TIMEOUT_S,
-    LocalRunner,
 )
-from patchkit.verify.run import Result, VerifyReport
-from patchkit.workspace.treecheck import tree_commit
+from patchkit.verification.run import Result, VerifyReport
 
 
 def add_verify_args(parser: argparse.ArgumentParser) -> None:
@@ -33,22 +31,16 @@ def add_verify_args(parser: argparse.ArgumentParser) -> None:
 
 
 def verify_cmd(args: argparse.Namespace) -> int:
-    from patchkit.cli.handlers import tree_of
+    from patchkit.cli.handlers import where_of
     from patchkit.ops.context import load_project
 
-    project = load_project(args.project, args.sets)
-    entry = project.entry(args.target)
-    patches = project.patches(args.target, include=tuple(args.include), only=tuple(args.only))
-    tree = tree_of(entry, args)
-    _require_applied(tree, patches)
-    report = verify(
-        tree_root=tree.root,
-        patches=patches,
-        lock=project.lock,
-        runner=LocalRunner(),
+    report = verify_target(
+        project=load_project(args.project, args.sets),
+        target=args.target,
+        where=where_of(args),
+        include=args.include,
+        only=args.only,
         python=args.python,
-        tree_commit=tree_commit(tree),
-        has_upstream_tests=tree.kind != "installed",
         record=not args.no_record,
         timeout_s=args.timeout,
     )

@@ -24,8 +24,8 @@ from patchkit.errors import ConfigError
 from patchkit.model import LockEntry, PatchMeta, TestSpec
 from patchkit.patchset import patch_digest
 from patchkit.targets import commits_match
-from patchkit.verify.env import Environment
-from patchkit.verify.records import Record, TestRecord, load_records, set_root_of
+from patchkit.verification.env import Environment
+from patchkit.verification.records import Record, TestRecord, load_records, set_root_of
 
 log = logging.getLogger("patchkit.export.prtext")
 

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from patchkit.engine.series import Blobs, Overlay, Reader, run_series, touched_paths
 from patchkit.errors import ConfigError, PatchFailed, TreeError
 from patchkit.model import LockEntry, PatchMeta, PatchResult
+from patchkit.ops.context import CACHED, Project, Where, blobs_for, open_tree
 from patchkit.patchset import patch_digest
-from patchkit.targets import commits_match
+from patchkit.targets import commits_match, pinned_versions
+from patchkit.upstream.lock import tree_pin_problems
 from patchkit.workspace.state import AppliedPatch, FileRecord, State, StateStore
 from patchkit.workspace.tree import Tree, sha256
 from patchkit.workspace.treecheck import changed_files, committed_reader, tree_commit
@@ -233,3 +235,55 @@ def split_applicable(
         )
         skipped.append(NotApplicable(meta.id, missing, reason))
     return applicable, skipped
+
+
+# -- the verb, from a project and a target ------------------------------------------------------
+@dataclass(frozen=True)
+class TargetApply:
+    """``apply`` on a target: the report, the tree it was made on, and what was said on the way."""
+
+    report: ApplyReport
+    tree: Tree
+    patches: tuple[PatchMeta, ...]  # the series applied (opt-ins included)
+    warnings: tuple[str, ...] = ()  # e.g. the tree's own pins disagree with the lock
+    skipped: tuple[NotApplicable, ...] = ()  # patches an installed package cannot take
+
+
+def apply_target(
+    *,
+    project: Project,
+    target: str,
+    where: Where = CACHED,
+    include: Sequence[str] = (),
+    allow_dirty: bool = False,
+    allow_other_commit: bool = False,
+) -> TargetApply:
+    """Apply every patch of ``target``'s sets (plus the opt-ins in ``include``) to the tree
+    ``where`` names, all or nothing. Raises ``ApplyFailed`` (with per-patch results) when a patch
+    does not apply; nothing is written then."""
+    entry = project.entry(target)
+    patches = project.patches(target, include=tuple(include))
+    tree = open_tree(entry, where)
+    warnings = tuple(pin_warnings(project, tree))
+    skipped: list[NotApplicable] = []
+    if tree.kind == "installed":
+        patches, skipped = split_applicable(tree, patches)
+    blobs = blobs_for(entry, tree)
+    try:
+        report = apply(
+            tree=tree,
+            entry=entry,
+            patches=patches,
+            blobs=blobs,
+            allow_dirty=allow_dirty,
+            allow_other_commit=allow_other_commit,
+        )
+    finally:
+        blobs.close()
+    return TargetApply(report, tree, tuple(patches), warnings, tuple(skipped))
+
+
+def pin_warnings(project: Project, tree: Tree) -> list[str]:
+    """Where the tree's own requirements pin another target at a version the lock does not."""
+    pins = pinned_versions(tree.root, tree.target) if tree.kind == "checkout" else {}
+    return tree_pin_problems(project.lock, tree.target, pins)

@@ -59,20 +59,26 @@ def open_checkout(entry: LockEntry, checkout: Path | None) -> Tree:
     return checkout_tree(fetch(entry).path, entry.name)
 
 
-def open_tree(
-    entry: LockEntry,
-    *,
-    checkout: Path | None = None,
-    installed: bool = False,
-    python: str | None = None,
-) -> Tree:
-    """The tree to work on: the installed distribution of ``python`` (``installed``), the
-    ``checkout`` given, or the locked tree in the cache."""
-    if installed:
+@dataclass(frozen=True)
+class Where:
+    """Which tree of a target a verb works on: a ``checkout``, the distribution installed for
+    ``python`` (``installed``), or (neither) the locked tree in patchkit's cache."""
+
+    checkout: Path | None = None
+    installed: bool = False
+    python: str | None = None  # the interpreter whose site-packages hold the installed target
+
+
+CACHED = Where()  # the locked tree in patchkit's cache
+
+
+def open_tree(entry: LockEntry, where: Where = CACHED) -> Tree:
+    """The tree ``where`` names, opened."""
+    if where.installed:
         from patchkit.workspace.installed import open_installed
 
-        return open_installed(entry, Path(python) if python else None)
-    return open_checkout(entry, checkout)
+        return open_installed(entry, Path(where.python) if where.python else None)
+    return open_checkout(entry, where.checkout)
 
 
 def blobs_for(entry: LockEntry, tree: Tree) -> Blobs:

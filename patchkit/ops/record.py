@@ -15,6 +15,7 @@ from patchkit.engine.series import Blobs, Overlay, run_series, touched_paths
 from patchkit.errors import ConfigError, PatchFailed, TreeError
 from patchkit.model import PatchKind, PatchMeta, PatchSet, UpstreamStatus
 from patchkit.ops.apply import series_applied, upstream_view
+from patchkit.ops.context import Project, blobs_for, open_checkout
 from patchkit.patchset import ID_PATTERN, KIND_BY_SUFFIX, MANIFEST
 from patchkit.workspace.state import AppliedPatch, FileRecord, State, StateStore
 from patchkit.workspace.tree import Tree, sha256
@@ -238,3 +239,47 @@ def _update_state_digest(tree: Tree, meta: PatchMeta, diff: bytes, files: Sequen
         if path in records:
             records[path] = replace(records[path], result=_sha(tree.read(path)))
     store.save(replace(state, patches=patches, files=records))
+
+
+def record_target(
+    *,
+    project: Project,
+    target: str,
+    patch_id: str,
+    checkout: Path | None = None,
+    include: Sequence[str] = (),
+    into: str | None = None,
+    title: str = "",
+    why: str = "",
+    author: str = "",
+    paths: Sequence[str] = (),
+) -> RecordReport:
+    """Turn the edits in a checkout of ``target`` into the diff patch ``patch_id``: a new patch in
+    the set ``into`` (or the target's only set), or a refresh of the patch of that id."""
+    entry = project.entry(target)
+    tree = open_checkout(entry, checkout)
+    series = project.patches(target, include=tuple(include))
+    existing = next((p for p in series if p.id == patch_id), None)
+    if existing is None:  # a new patch: its id must be free in every set
+        refuse_taken(patch_id, [p for s in project.sets for p in s.patches], None)
+    set_name = existing.set_name if existing else into
+    candidates = [
+        s for s in project.sets if s.name == set_name or (not set_name and target in s.targets)
+    ]
+    if len(candidates) != 1:
+        raise ConfigError("say which patch set gets the new patch with --into SET")
+    blobs = blobs_for(entry, tree)
+    try:
+        return record(
+            tree=tree,
+            patch_set=candidates[0],
+            series=series,
+            patch_id=patch_id,
+            blobs=blobs,
+            title=title,
+            why=why,
+            author=author,
+            paths=list(paths),
+        )
+    finally:
+        blobs.close()

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patchkit.errors import TreeError
+from patchkit.ops.context import CACHED, Project, Where, open_tree
 from patchkit.workspace.state import StateStore
 from patchkit.workspace.tree import Tree, sha256, write_file
 from patchkit.workspace.txn import Write, commit, recover
@@ -56,3 +57,12 @@ def _save_aside(store: StateStore, edited: dict[str, bytes | None]) -> Path:
         if content is not None:
             write_file(aside / path, content, None)
     return aside
+
+
+def reset_target(
+    *, project: Project, target: str, where: Where = CACHED, force: bool = False
+) -> tuple[Tree, ResetReport]:
+    """``reset`` on the tree of ``target`` that ``where`` names; the tree is returned with the
+    report so a caller can say where it was."""
+    tree = open_tree(project.entry(target), where)
+    return tree, reset(tree=tree, force=force)

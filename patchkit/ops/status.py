@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from patchkit.model import LockEntry, PatchMeta, UpstreamStatus
+from patchkit.ops.context import CACHED, Project, Where, open_tree
 from patchkit.patchset import patch_digest
 from patchkit.workspace.state import State, StateStore
 from patchkit.workspace.tree import Tree, sha256
@@ -99,7 +100,7 @@ def _one(tree: Tree, state: State | None, meta: PatchMeta) -> PatchStatus:
 
 def verification_summary(meta: PatchMeta, entry: LockEntry) -> str:
     """The newest verification per environment kind, e.g. "passed on NVIDIA H200 (sm_90)"."""
-    from patchkit.verify.records import is_stale, last_results, set_root_of
+    from patchkit.verification.records import is_stale, last_results, set_root_of
 
     records = last_results(set_root_of(meta), meta)
     parts = []
@@ -123,3 +124,10 @@ def status(
             for row, meta in zip(rows, patches, strict=True)
         )
     return StatusReport(tree.target, tree_commit(tree), str(tree.root), rows)
+
+
+def status_target(*, project: Project, target: str, where: Where = CACHED) -> StatusReport:
+    """Per patch of ``target`` (opt-in ones too): applied, not applied, modified, outdated,
+    retired, and its last verification, on the tree ``where`` names."""
+    entry = project.entry(target)
+    return status(tree=open_tree(entry, where), patches=project.listed(target), entry=entry)

@@ -10,21 +10,29 @@ from pathlib import Path
 
 from patchkit.errors import TreeError, VerificationFailed
 from patchkit.model import Lock, PatchMeta
+from patchkit.ops.context import CACHED, Project, Where, open_tree
 from patchkit.ops.status import PatchState, status
-from patchkit.verify.env import (
+from patchkit.verification.env import (
     DEFAULT_TIMEOUT_S,
     Environment,
     LocalRunner,
     Runner,
     probe_environment,
 )
-from patchkit.verify.records import (
+from patchkit.verification.records import (
     Record,
     add_records,
     record_in_state,
     set_root_of,
 )
-from patchkit.verify.run import Result, VerifyReport, _Context, _utcnow, to_record, verify_patch
+from patchkit.verification.run import (
+    Result,
+    VerifyReport,
+    _Context,
+    _utcnow,
+    to_record,
+    verify_patch,
+)
 from patchkit.workspace.tree import Tree
 from patchkit.workspace.treecheck import tree_commit
 
@@ -126,3 +134,33 @@ def _require_applied(tree: Tree, patches: Sequence[PatchMeta]) -> None:
             hint=f"`patchkit apply --target {tree.target}` first (or `apply --verify`), "
             "so the tests run against the patches as they are now",
         )
+
+
+def verify_target(
+    *,
+    project: Project,
+    target: str,
+    where: Where = CACHED,
+    include: Sequence[str] = (),
+    only: Sequence[str] = (),
+    python: str | None = None,
+    record: bool = True,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> VerifyReport:
+    """Run the tests of ``target``'s patches (``only`` some; opt-ins in ``include``) against the
+    tree ``where`` names, which must have them applied."""
+    entry = project.entry(target)
+    patches = project.patches(target, include=tuple(include), only=tuple(only))
+    tree = open_tree(entry, where)
+    _require_applied(tree, patches)
+    return verify(
+        tree_root=tree.root,
+        patches=patches,
+        lock=project.lock,
+        runner=LocalRunner(),
+        python=python,
+        tree_commit=tree_commit(tree),
+        has_upstream_tests=tree.kind != "installed",
+        record=record,
+        timeout_s=timeout_s,
+    )

@@ -25,7 +25,7 @@ from patchkit.ops.context import load_project
 from patchkit.ops.reset import reset
 from patchkit.ops.status import PatchState, status
 from patchkit.ops.verify import verify, verify_applied
-from patchkit.verify.env import LocalRunner
+from patchkit.verification.env import LocalRunner
 from patchkit.workspace.installed import (
     InstalledError,
     InstalledTree,

@@ -16,16 +16,16 @@ from patchkit.errors import TreeError, VerificationFailed
 from patchkit.model import TestSpec as Spec
 from patchkit.ops.verify import raise_for, verify, verify_applied
 from patchkit.upstream.lock import load_lock, move_lock
-from patchkit.verify.env import Environment, JobResult, LocalRunner, skip_reason
-from patchkit.verify.env import TestJob as Job
-from patchkit.verify.records import (
+from patchkit.verification.env import Environment, JobResult, LocalRunner, skip_reason
+from patchkit.verification.env import TestJob as Job
+from patchkit.verification.records import (
     is_stale,
     last_results,
     load_records,
     records_path,
     state_results,
 )
-from patchkit.verify.run import Result, VerifyReport, gate
+from patchkit.verification.run import Result, VerifyReport, gate
 from testing.builders import Scenario
 
 NO_GPU = Environment(python="3.11.7", platform="Linux-test")
@@ -299,7 +299,7 @@ def test_records_written_stable_and_read_back(scenario: Scenario) -> None:
     text = path.read_text()
     assert list(json.loads(text)[0]) == sorted(json.loads(text)[0])  # sorted keys
     # read back, rewritten unchanged: stable
-    from patchkit.verify.records import add_records
+    from patchkit.verification.records import add_records
 
     add_records(scenario.set_root, [])
     assert path.read_text() == text

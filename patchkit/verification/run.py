@@ -23,7 +23,7 @@ from pathlib import Path
 from patchkit.model import Lock, PatchMeta, TestSpec
 from patchkit.patchset import patch_digest
 from patchkit.upstream.lock import target as lock_target
-from patchkit.verify.env import (
+from patchkit.verification.env import (
     CaseResult,
     Environment,
     JobResult,
@@ -33,7 +33,7 @@ from patchkit.verify.env import (
     parse_junit,
     skip_reason,
 )
-from patchkit.verify.records import (
+from patchkit.verification.records import (
     Record,
     TestRecord,
     set_root_of,

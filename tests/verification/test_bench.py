@@ -18,7 +18,7 @@ import pytest
 from patchkit.benchspec import load_benches
 from patchkit.errors import ConfigError
 from patchkit.model import BenchCase, BenchFallback, BenchMetric, BenchSpec
-from patchkit.verify.bench import (
+from patchkit.verification.bench import (
     Plan,
     Rounds,
     SampleError,
@@ -30,8 +30,8 @@ from patchkit.verify.bench import (
     relative_iqr,
     round_ratios,
 )
-from patchkit.verify.bench_run import compare_case, to_bench_record
-from patchkit.verify.bench_worker import Worker, serve
+from patchkit.verification.bench_run import compare_case, to_bench_record
+from patchkit.verification.bench_worker import Worker, serve
 
 
 class FakeTimer:
@@ -231,7 +231,7 @@ def test_worker_answers_setup_and_sample_with_the_timer(tmp_path: Path) -> None:
 
 def test_two_trees_through_real_worker_processes(tmp_path: Path) -> None:
     """End to end on the CPU (host clock): the tree first on the path is the one timed."""
-    from patchkit.verify.bench_run import run_bench
+    from patchkit.verification.bench_run import run_bench
 
     for name, ms in (("old", 4), ("new", 1)):
         (tmp_path / name / "speedy").mkdir(parents=True)

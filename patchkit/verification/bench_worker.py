@@ -1,4 +1,4 @@
-"""One tree's benchmark worker: ``python -m patchkit.verify.bench_worker``, started by
+"""One tree's benchmark worker: ``python -m patchkit.verification.bench_worker``, started by
 ``bench_run`` with that tree first on ``PYTHONPATH``, so the callable imports the tree's
 code. It answers JSON lines on its stdin with JSON lines on the stdout it was started with
 (anything the callable prints goes to stderr instead):

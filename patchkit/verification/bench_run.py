@@ -24,9 +24,9 @@ from typing import IO, Any
 
 import patchkit
 from patchkit.model import BenchCase, BenchSpec, PatchMeta
-from patchkit.verify.bench import Comparison, Plan, SampleError, Setup, Side, compare
-from patchkit.verify.env import Environment, capability_text
-from patchkit.verify.records import BenchRecord, set_root_of
+from patchkit.verification.bench import Comparison, Plan, SampleError, Setup, Side, compare
+from patchkit.verification.env import Environment, capability_text
+from patchkit.verification.records import BenchRecord, set_root_of
 
 SETUP_TIMEOUT_S = 900.0  # imports and JIT compilation of one case
 SAMPLE_TIMEOUT_S = 300.0
@@ -39,7 +39,7 @@ def _lines(stream: IO[str], into: queue.Queue[str | None]) -> None:
 
 
 class WorkerSide:
-    """A ``Side`` backed by ``python -m patchkit.verify.bench_worker`` on one tree."""
+    """A ``Side`` backed by ``python -m patchkit.verification.bench_worker`` on one tree."""
 
     def __init__(self, tree: Path, python: str, log: Path, *, gpu: bool = True) -> None:
         package_parent = str(Path(patchkit.__file__).resolve().parent.parent)
@@ -49,7 +49,7 @@ class WorkerSide:
         self.cwd = tempfile.mkdtemp(prefix="patchkit-bench-")
         with log.open("w") as err:
             self.proc = subprocess.Popen(
-                [python, "-m", "patchkit.verify.bench_worker", "cuda" if gpu else "wall"],
+                [python, "-m", "patchkit.verification.bench_worker", "cuda" if gpu else "wall"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=err,
