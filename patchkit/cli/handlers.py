@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from patchkit.cli.args import where_of
 from patchkit.cli.render import (
     console,
     err_console,
@@ -17,18 +18,9 @@ from patchkit.cli.render import (
 from patchkit.errors import ConfigError
 from patchkit.model import LockEntry, PatchMeta, PatchResult
 from patchkit.ops.apply import ApplyFailed, apply_target
-from patchkit.ops.context import Project, Where, load_project, open_tree
+from patchkit.ops.context import Project, load_project, open_tree
 from patchkit.ops.status import status, status_target
 from patchkit.workspace.tree import Tree
-
-
-def where_of(args: argparse.Namespace) -> Where:
-    """The tree the command line names: --installed (with --python), --checkout, or the cache."""
-    return Where(
-        checkout=getattr(args, "checkout", None),
-        installed=getattr(args, "installed", False),
-        python=getattr(args, "python", None),
-    )
 
 
 def tree_of(entry: LockEntry, args: argparse.Namespace) -> Tree:

@@ -31,7 +31,7 @@ def add_verify_args(parser: argparse.ArgumentParser) -> None:
 
 
 def verify_cmd(args: argparse.Namespace) -> int:
-    from patchkit.cli.handlers import where_of
+    from patchkit.cli.args import where_of
     from patchkit.ops.context import load_project
 
     report = verify_target(
