@@ -6,6 +6,7 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
+from patchkit.cli.explain import explain_json, explain_lines
 from patchkit.cli.render import console, print_json, results_json, results_table
 from patchkit.errors import PatchFailed
 from patchkit.ops.port import port
@@ -20,6 +21,17 @@ def add_port_args(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--allow-dirty", action="store_true", help="patch over uncommitted edits")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="per hunk: where it went (file:line, scope path) and by which rule",
+    )
+    parser.add_argument(
+        "--refreshed",
+        type=Path,
+        metavar="FILE",
+        help="write the diff that is still needed on this tree (after a partial upstreaming)",
+    )
 
 
 def port_cmd(args: argparse.Namespace) -> int:
@@ -28,13 +40,21 @@ def port_cmd(args: argparse.Namespace) -> int:
         base_commit=args.base,
         checkout=args.checkout,
         allow_dirty=args.allow_dirty,
+        explain=args.explain,
     )
     result = replace(report.result, outcome=report.outcome)
+    if args.refreshed is not None and report.refreshed is not None:
+        args.refreshed.write_bytes(report.refreshed)
     if args.json:
-        print_json(results_json("port", report.base, [result]) | {"written": list(report.written)})
+        data = results_json("port", report.base, [result]) | {"written": list(report.written)}
+        if args.explain:
+            data["placements"] = explain_json([result])[result.patch_id]
+        print_json(data)
     else:
         console.print(results_table(f"port {args.patch_file} onto {report.checkout}", [result]))
-    if not report.outcome.ok:
+        for line in explain_lines([result]) if args.explain else []:
+            console.print(line, markup=False)
+    if not report.succeeded:
         raise PatchFailed(
             f"{args.patch_file} ended {report.outcome.value} on {report.checkout}; "
             "nothing was written",

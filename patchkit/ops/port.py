@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patchkit.engine.diffparse import parse_diff
+from patchkit.engine.difftext import FileDelta, unified_diff
 from patchkit.engine.series import Blobs, run_patch, touched_paths
 from patchkit.errors import PatchFailed, SourceError, TreeError
 from patchkit.gitrepo import GitRepo, blob_id
@@ -30,6 +31,13 @@ class PortReport:
     outcome: Outcome  # applied only when the files it touches are as they were at ``base``
     result: PatchResult
     written: tuple[str, ...]
+    refreshed: bytes | None = None  # partly upstreamed: the diff still needed on this tree
+
+    @property
+    def succeeded(self) -> bool:
+        """The change is in the tree: applied, carried, upstreamed, or what upstream had not
+        taken applied over what it had."""
+        return self.outcome.ok or self.outcome is Outcome.PARTLY_UPSTREAMED
 
 
 class _BaseBlobs(Blobs):
@@ -72,12 +80,36 @@ def port(
         blobs.close()
     outcome = _outcome(result, tree, base_files, paths)
     written: tuple[str, ...] = ()
-    if outcome in (Outcome.APPLIED, Outcome.CARRIED):
+    refreshed = None
+    if outcome in _WRITES:
         _check_clean(tree, paths, allow_dirty)
         writes = [Write(c.path, c.content, c.mode) for c in _with_renames(result)]
+        if outcome is Outcome.PARTLY_UPSTREAMED:
+            refreshed = _still_needed(tree, result)
         commit(tree, store, writes, store.load())
         written = tuple(w.path for w in writes)
-    return PortReport(patch_file, base, tree.root, outcome, result, written)
+    return PortReport(patch_file, base, tree.root, outcome, result, written, refreshed)
+
+
+_WRITES = (Outcome.APPLIED, Outcome.CARRIED, Outcome.PARTLY_UPSTREAMED)
+
+
+def _still_needed(tree: Tree, result: PatchResult) -> bytes:
+    """The diff of what this port writes, against the tree as it is: the part of the patch
+    upstream has not taken."""
+    deltas = []
+    for change in result.changes:
+        before_path = change.old_path or change.path
+        deltas.append(
+            FileDelta(
+                change.path,
+                tree.read(before_path),
+                change.content,
+                tree.mode(before_path),
+                change.mode,
+            )
+        )
+    return unified_diff(deltas)
 
 
 def _meta(patch_file: Path) -> PatchMeta:
