@@ -173,12 +173,15 @@ def prepare(case: Case, dest: Path) -> None:
 def score(case: Case, work: Path, truth: dict[str, str | None], ok: bool) -> str:
     if not ok:
         return "failed"
-    for path, want in truth.items():
-        disk = work / path
-        have = blob_id(disk.read_bytes()) if disk.is_file() else None
-        if have != want:
-            return "wrong"
-    return "exact"
+    same = all(_disk_blob(work / path) == want for path, want in truth.items())
+    return "exact" if same else "wrong"
+
+
+def _disk_blob(path: Path) -> str | None:
+    """The blob id git would store for ``path`` (a symlink's target, not what it points to)."""
+    if path.is_symlink():
+        return blob_id(os.readlink(path).encode())
+    return blob_id(path.read_bytes()) if path.is_file() else None
 
 
 def _process(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[bool, str]:

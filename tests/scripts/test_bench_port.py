@@ -171,3 +171,16 @@ def test_the_goals_line_holds_patchkit_to_the_best_baseline() -> None:
     assert bench.goals(results) == (
         "goals: exact 2 >= 2: yes; wrong where a baseline is exact: 1; median 0.050 s <= 0.1 s: yes"
     )
+
+
+def test_a_symlink_is_scored_by_its_target_path_as_git_stores_it(tmp_path: Path) -> None:
+    (tmp_path / "real.txt").write_text("content\n")
+    (tmp_path / "link").symlink_to("real.txt")
+    case = bench.Case("/r/proj/repo", "c" * 40, "x" * 40, ("link",))
+
+    as_link = {"link": bench.blob_id(b"real.txt")}
+    as_file = {"link": bench.blob_id(b"content\n")}
+
+    assert bench.score(case, tmp_path, as_link, ok=True) == "exact"
+    assert bench.score(case, tmp_path, as_file, ok=True) == "wrong"
+    assert bench.score(case, tmp_path, as_link, ok=False) == "failed"
