@@ -36,6 +36,11 @@ def add_import_args(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="fetch at most N more releases to find a base (default 2)",
     )
+    parser.add_argument(
+        "--as-rewrite",
+        action="store_true",
+        help="write a simple replace script as a libcst rewrite anchored by scope, not a diff",
+    )
     parser.add_argument("--dry-run", action="store_true", help="report only; write nothing")
     parser.add_argument("--project", type=Path, default=Path.cwd(), help="the patch repository")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
@@ -50,6 +55,7 @@ def import_cmd(args: argparse.Namespace) -> int:
         into=args.into,
         base=args.base,
         max_fetch=args.max_fetch,
+        as_rewrite=args.as_rewrite,
         dry_run=args.dry_run,
     )
     if args.json:
@@ -71,6 +77,7 @@ def _json(report: ImportReport) -> dict:
                 "written": p.written,
                 "source": p.source,
                 "form": p.form,
+                "kind": p.kind,
                 "base": p.base,
                 "base_how": p.base_how,
                 "outcome": p.outcome,

@@ -41,6 +41,7 @@ class Carried:
     at_lock: bytes  # full-index diff at the lock (b"" unless it applies there and changes)
     details: tuple[ConflictDetail, ...] = ()
     message: str = ""
+    rewrite: str = ""  # the patch as a rewrite module instead (``--as-rewrite``), when offered
 
 
 def _run_diff(diff: bytes, target: str, read: Reader, blobs: Blobs) -> PatchResult:

@@ -31,6 +31,8 @@ class Entry:
     status: str = "local"  # "merged" when upstream has it at the lock
     merged_in: str = ""
     pending: str = ""  # why it does not apply at the lock (left out of apply until fixed)
+    rewrite: str = ""  # a rewrite module written instead of the diff
+    files: tuple[str, ...] = ()  # the files the rewrite changes
 
 
 def set_root(project: Path, name: str, target: str) -> Path:
@@ -81,8 +83,8 @@ def free_id(name: str, taken: set[str]) -> str:
 def write(root: Path, entry: Entry) -> Path:
     """Write one patch (its diff, metadata and origin files); returns the diff's path."""
     patches = root / "patches"
-    patch_file = patches / f"{entry.patch_id}.patch"
-    patch_file.write_bytes(entry.diff)
+    patch_file = patches / f"{entry.patch_id}.{'py' if entry.rewrite else 'patch'}"
+    patch_file.write_bytes(entry.rewrite.encode() if entry.rewrite else entry.diff)
     (patches / f"{entry.patch_id}.toml").write_text(tomlkit.dumps(_meta_doc(entry)))
     origin = root / "origin" / entry.patch_id
     origin.mkdir(parents=True, exist_ok=True)
@@ -108,6 +110,8 @@ def _meta_doc(entry: Entry) -> Any:
             "merged_in": entry.merged_in,
         }
     )
+    if entry.rewrite:
+        doc["files"] = list(entry.files)
     if entry.pending:
         doc["history"] = {"pending": entry.pending}
     imported = tomlkit.table()

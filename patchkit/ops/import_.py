@@ -14,11 +14,12 @@ from patchkit.engine.diffparse import FilePatch, parse_diff
 from patchkit.errors import PatchkitError
 from patchkit.gitrepo import GitRepo
 from patchkit.importers import writer
-from patchkit.importers.base import BaseFound, find_base
-from patchkit.importers.carry import Carried, carry
+from patchkit.importers.base import BaseFound, find_base, reader
+from patchkit.importers.carry import Carried, carry, edit_files
 from patchkit.importers.detect import read_source
 from patchkit.importers.model import Candidate
 from patchkit.importers.releases import Releases, from_index, from_repository
+from patchkit.importers.rewrite_out import offer
 from patchkit.model import LockEntry, Outcome, SourceKind
 
 
@@ -26,6 +27,7 @@ from patchkit.model import LockEntry, Outcome, SourceKind
 class ImportedPatch:
     source: str  # the file or directory it came from
     form: str  # the form told from its content ("container-mod", "git-diff", ...)
+    kind: str  # what was written: "diff", or "rewrite" (--as-rewrite)
     name: str  # the patch id written, or the name it would have had
     written: bool  # False: refused, or nothing left to import
     base: str | None  # the release or commit it applies at exactly; None when not found
@@ -74,6 +76,7 @@ def import_patches(
     into: str,
     base: str | None = None,
     max_fetch: int = 2,
+    as_rewrite: bool = False,
     releases: Releases | None = None,
     dry_run: bool = False,
 ) -> ImportReport:
@@ -82,7 +85,7 @@ def import_patches(
     own = releases is None
     releases = releases or open_releases(entry)
     try:
-        results = [_one(c, entry, releases, base, max_fetch) for c in candidates]
+        results = [_one(c, entry, releases, base, max_fetch, as_rewrite) for c in candidates]
     finally:
         if own:
             releases.repo.close()
@@ -99,7 +102,12 @@ _Result = tuple[Candidate, BaseFound | None, Carried | None, str | None]
 
 
 def _one(
-    candidate: Candidate, entry: LockEntry, releases: Releases, base: str | None, budget: int
+    candidate: Candidate,
+    entry: LockEntry,
+    releases: Releases,
+    base: str | None,
+    budget: int,
+    as_rewrite: bool,
 ) -> _Result:
     if candidate.refused:
         return candidate, None, None, None
@@ -107,9 +115,25 @@ def _one(
         patches = _parsed(candidate)
         found = find_base(releases, patches, candidate.edits, given=base, budget=budget)
         carried = carry(candidate, found.release, releases, entry.name)
+        if as_rewrite and candidate.edits:
+            carried = _as_rewrite(candidate, carried, releases, entry)
     except PatchkitError as exc:
         return replace(candidate, refused=exc.message), None, None, None
     return candidate, found, carried, _name_if_kept(candidate, carried)
+
+
+def _as_rewrite(
+    candidate: Candidate, carried: Carried, releases: Releases, entry: LockEntry
+) -> Carried:
+    """The script as a rewrite anchored by scope, where it is simple (see ``rewrite_out``)."""
+    if carried.outcome is not Outcome.APPLIED:
+        return replace(carried, message=f"not offered as a rewrite: {carried.outcome.value}")
+    read_lock = reader(releases, releases.lock.commit)
+    changes, _ = edit_files(candidate.edits, read_lock)
+    source, why = offer(candidate, read_lock, lock=entry.version, expected=changes)
+    if not source:
+        return replace(carried, message=f"kept as a diff, not offered as a rewrite: {why}")
+    return replace(carried, rewrite=source, message="written as a rewrite anchored by scope")
 
 
 def _parsed(candidate: Candidate) -> tuple[FilePatch, ...] | None:
@@ -166,6 +190,8 @@ def _entry(
         status="merged" if merged else "local",
         merged_in=entry.version if merged else "",
         pending=pending,
+        rewrite=carried.rewrite,
+        files=candidate.paths,
     )
 
 
@@ -176,6 +202,7 @@ def _report(
         return ImportedPatch(
             str(candidate.source),
             candidate.form.value,
+            "diff",
             candidate.name,
             False,
             None,
@@ -194,6 +221,7 @@ def _report(
     return ImportedPatch(
         str(candidate.source),
         candidate.form.value,
+        "rewrite" if carried.rewrite else "diff",
         written or candidate.name,
         written is not None,
         found.release.label if found.release else None,

@@ -54,3 +54,24 @@ def test_mod_and_script_imported_carried_and_applied_on_vllm_0_19_0(
     patched = (tree / CUSTOM_AR).read_text()
     assert "capability.major == 12" in patched
     assert "= 1024  # GB10" in (tree / "vllm/config/scheduler.py").read_text()
+
+
+def test_script_as_a_rewrite_anchored_by_scope_on_vllm_0_19_0(
+    real_cache: Path, real_tree: Callable[[str], Path], tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    (project / "patchsets").mkdir(parents=True)
+    shutil.copy(PROJECT_ROOT / "upstream.lock", project / "upstream.lock")
+    entry = load_project(project).entry("vllm")
+    report = import_patches(
+        project=project, entry=entry, sources=[str(SCRIPT)], into="spark", as_rewrite=True
+    )
+    [script] = report.patches
+    assert (script.kind, script.outcome) == ("rewrite", "applied"), script.message
+    module = project / "patchsets" / "spark" / "patches" / "gb10-scheduler-defaults.py"
+    print(module.read_text())
+    assert "anchors = {'SchedulerConfig': 2}" in module.read_text()
+    tree = real_tree("vllm")
+    code = main(["apply", "-t", "vllm", "--project", str(project), "--checkout", str(tree)])
+    assert code == 0
+    assert "= 64  # GB10" in (tree / "vllm/config/scheduler.py").read_text()
