@@ -75,11 +75,13 @@ def results_table(title: str, results: Sequence[PatchResult]) -> Table:
 def status_table(report: StatusReport) -> Table:
     title = f"{report.target} at {report.commit or 'unknown commit'} — {report.root}"
     table = Table(title=title, title_justify="left")
-    for column in ("patch", "set", "kind", "state", "files", "verified"):
+    speed = any(p.speed for p in report.patches)
+    for column in ("patch", "set", "kind", "state", "files", "verified", *(["speed"] * speed)):
         table.add_column(column)
     for p in report.patches:
         style = _STATE_STYLE.get(p.state, "")
         name = p.id + (" (opt-in)" if p.optional else "")
-        state = f"[{style}]{p.state.value}[/]"
-        table.add_row(name, p.set_name, p.kind, state, "\n".join(p.files), p.verified)
+        state = f"[{style}]{p.state.value}[/]" + ("\n[red]slower[/]" if p.slower else "")
+        row = [name, p.set_name, p.kind, state, "\n".join(p.files), p.verified]
+        table.add_row(*row, *([p.speed] * speed))
     return table

@@ -5,12 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from patchkit.ops.verify import raise_for, verify_target
 from patchkit.verification.env import (
     DEFAULT_TIMEOUT_S,
 )
+from patchkit.verification.records import BenchRecord
 from patchkit.verification.run import Result, VerifyReport
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 def add_verify_args(parser: argparse.ArgumentParser) -> None:
@@ -28,6 +33,18 @@ def add_verify_args(parser: argparse.ArgumentParser) -> None:
     add("--strict", action="store_true", help="a patch whose tests could not run fails too")
     add("--no-record", action="store_true", help="do not add to patchsets/<set>/verification.json")
     add("--json", action="store_true", help="machine-readable output")
+    add(
+        "--bench",
+        action="store_true",
+        help="also time each patch's [[bench]]: unpatched vs patched",
+    )
+    add(
+        "--baseline",
+        type=Path,
+        metavar="DIR",
+        help="the unpatched tree for --bench (default: a "
+        "temporary git worktree of the checkout at its commit)",
+    )
 
 
 def verify_cmd(args: argparse.Namespace) -> int:
@@ -43,6 +60,8 @@ def verify_cmd(args: argparse.Namespace) -> int:
         python=args.python,
         record=not args.no_record,
         timeout_s=args.timeout,
+        bench=args.bench,
+        baseline=args.baseline,
     )
     render(report, as_json=args.json)
     raise_for(report, strict=args.strict)
@@ -67,5 +86,64 @@ def render(report: VerifyReport, *, as_json: bool = False) -> None:
         tests = "\n".join(f"{o.node} ({o.where})" for o in v.tests) or "-"
         table.add_row(v.patch_id, f"[{_STYLE[v.result]}]{v.result.value}[/]", tests, v.reason)
     console.print(table)
+    benches = [(r.patch, b) for r in report.records for b in r.bench]
+    if benches:
+        console.print(bench_table(benches))
     for path in report.written:
         console.print(f"recorded in {path}")
+
+
+def _value(value: float | None, metric: str) -> str:
+    if value is None:
+        return "-"
+    if metric == "time":
+        return f"{value:.4g} ms"
+    for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= scale:
+            return f"{value / scale:.4g} {prefix}{metric}"
+    return f"{value:.4g} {metric}"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.1f}%"
+
+
+def _cold(b: BenchRecord) -> str:
+    parts = [f"{s:.1f} s" if s is not None else "-" for s in (b.before_cold_s, b.after_cold_s)]
+    return " / ".join(parts)
+
+
+def bench_table(rows: list[tuple[str, BenchRecord]]) -> Table:
+    """Before and after per case: ratio is after's speed over before's (above 1: faster)."""
+    from rich.table import Table
+
+    table = Table(title="speed: unpatched (before) vs patched (after)", title_justify="left")
+    for column in (
+        "patch",
+        "case",
+        "compared with",
+        "before",
+        "after",
+        "ratio",
+        "spread",
+        "cold b/a",
+        "why",
+    ):
+        table.add_column(column)
+    for patch, b in rows:
+        ratio = "-" if b.ratio is None else f"x{b.ratio:.3f}"
+        if b.slower:
+            ratio = f"[red]{ratio} slower[/]"
+        spread = f"{_pct(b.ratio_spread)} ({_pct(b.before_spread)}/{_pct(b.after_spread)})"
+        table.add_row(
+            patch,
+            f"{b.bench}: {b.case}",
+            b.compared_with if b.status == "compared" else b.status,
+            _value(b.before, b.metric),
+            _value(b.after, b.metric),
+            ratio,
+            spread if b.status == "compared" else "-",
+            _cold(b),
+            b.reason,
+        )
+    return table

@@ -33,6 +33,8 @@ class PatchStatus:
     files: tuple[str, ...] = ()
     optional: bool = False
     verified: str = "never"  # the last verification, where it ran, and whether it is stale
+    speed: str = ""  # the latest benchmark figures per GPU kind (``verify --bench``)
+    slower: bool = False  # the latest figures on some GPU kind show a regression
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,8 @@ class StatusReport:
                     "files": list(p.files),
                     "optional": p.optional,
                     "verified": p.verified,
+                    "speed": p.speed,
+                    "slower": p.slower,
                 }
                 for p in self.patches
             ],
@@ -113,6 +117,19 @@ def verification_summary(meta: PatchMeta, entry: LockEntry) -> str:
     return "; ".join(parts) or "never"
 
 
+def speed_summary(meta: PatchMeta) -> tuple[str, bool]:
+    """The latest benchmark figures per GPU kind, and whether any shows the patch slower."""
+    from patchkit.verification.records import bench_summary, latest_bench, set_root_of
+
+    summaries = [bench_summary(r) for r in latest_bench(set_root_of(meta), meta).values()]
+    return "; ".join(s.describe() for s in summaries), any(s.slower for s in summaries)
+
+
+def _with_records(row: PatchStatus, meta: PatchMeta, entry: LockEntry) -> PatchStatus:
+    speed, slower = speed_summary(meta)
+    return replace(row, verified=verification_summary(meta, entry), speed=speed, slower=slower)
+
+
 def status(
     *, tree: Tree, patches: Sequence[PatchMeta], entry: LockEntry | None = None
 ) -> StatusReport:
@@ -120,8 +137,7 @@ def status(
     rows = tuple(_one(tree, state, meta) for meta in patches)
     if entry is not None:
         rows = tuple(
-            replace(row, verified=verification_summary(meta, entry))
-            for row, meta in zip(rows, patches, strict=True)
+            _with_records(row, meta, entry) for row, meta in zip(rows, patches, strict=True)
         )
     return StatusReport(tree.target, tree_commit(tree), str(tree.root), rows)
 

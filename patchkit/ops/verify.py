@@ -3,8 +3,10 @@ the outcome (``verify.records``)."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -12,6 +14,7 @@ from patchkit.errors import TreeError, VerificationFailed
 from patchkit.model import Lock, PatchMeta
 from patchkit.ops.context import CACHED, Project, Where, open_tree
 from patchkit.ops.status import PatchState, status
+from patchkit.ops.verify_bench import bench_with, unpatched_tree
 from patchkit.verification.env import (
     DEFAULT_TIMEOUT_S,
     Environment,
@@ -20,6 +23,7 @@ from patchkit.verification.env import (
     probe_environment,
 )
 from patchkit.verification.records import (
+    BenchRecord,
     Record,
     add_records,
     record_in_state,
@@ -50,11 +54,13 @@ def verify(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     clock: Callable[[], datetime] = _utcnow,
     has_upstream_tests: bool = True,
+    bench: Callable[[PatchMeta], tuple[BenchRecord, ...]] | None = None,
 ) -> VerifyReport:
     """Run each patch's declared tests against the patched tree at ``tree_root``.
 
     Outcomes are values; nothing raises for a failed test (see ``raise_for``). With ``record``,
-    each patch's result is added to ``patchsets/<set>/verification.json``.
+    each patch's result is added to ``patchsets/<set>/verification.json``. With ``bench``
+    (``ops.verify_bench.bench_with``), each patch's benchmark figures go into its record.
     """
     python = python or sys.executable
     env = environment or probe_environment(python)
@@ -63,7 +69,8 @@ def verify(
     for meta in patches:
         verdict = verify_patch(meta, ctx)
         verdicts.append(verdict)
-        records.append(to_record(meta, verdict, lock, env, tree_commit, clock()))
+        found = to_record(meta, verdict, lock, env, tree_commit, clock())
+        records.append(replace(found, bench=bench(meta)) if bench and meta.benches else found)
     written = _write(patches, records) if record else ()
     return VerifyReport(env, tuple(verdicts), tuple(records), written)
 
@@ -146,21 +153,32 @@ def verify_target(
     python: str | None = None,
     record: bool = True,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    bench: bool = False,
+    baseline: Path | None = None,
 ) -> VerifyReport:
     """Run the tests of ``target``'s patches (``only`` some; opt-ins in ``include``) against the
-    tree ``where`` names, which must have them applied."""
+    tree ``where`` names, which must have them applied. With ``bench``, also time each patch's
+    ``[[bench]]`` on the unpatched tree (``baseline``, or a worktree) against the patched one."""
     entry = project.entry(target)
     patches = project.patches(target, include=tuple(include), only=tuple(only))
     tree = open_tree(entry, where)
     _require_applied(tree, patches)
-    return verify(
-        tree_root=tree.root,
-        patches=patches,
-        lock=project.lock,
-        runner=LocalRunner(),
-        python=python,
-        tree_commit=tree_commit(tree),
-        has_upstream_tests=tree.kind != "installed",
-        record=record,
-        timeout_s=timeout_s,
-    )
+    python = python or sys.executable
+    with contextlib.ExitStack() as stack:
+        timed = None
+        if bench:
+            before = stack.enter_context(unpatched_tree(tree, baseline))
+            env = probe_environment(python)
+            timed = bench_with(before=before, after=tree.root, env=env, python=python)
+        return verify(
+            tree_root=tree.root,
+            patches=patches,
+            lock=project.lock,
+            runner=LocalRunner(),
+            python=python,
+            tree_commit=tree_commit(tree),
+            has_upstream_tests=tree.kind != "installed",
+            record=record,
+            timeout_s=timeout_s,
+            bench=timed,
+        )

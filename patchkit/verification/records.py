@@ -180,6 +180,42 @@ def latest_bench(set_root: Path, patch: PatchMeta | str) -> dict[str, Record]:
     return latest
 
 
+@dataclass(frozen=True)
+class BenchSummary:
+    """The figures of one record in a line: its worst and best compared case."""
+
+    kind: str  # Environment.kind: where they were measured
+    time: str
+    compared: int  # cases compared
+    slower: bool  # some case's ratio is under 1 - its tolerance
+    worst: BenchRecord | None = None
+    best: BenchRecord | None = None
+
+    def describe(self) -> str:
+        if self.worst is None or self.best is None:
+            return f"no case compared on {self.kind} {self.time[:10]}"
+        worst = f"x{self.worst.ratio:.2f} ({self.worst.bench}: {self.worst.case}"
+        worst += "" if self.worst.compared_with == "unpatched" else f"; {self.worst.compared_with}"
+        flag = "slower: " if self.slower else ""
+        span = f"{flag}{worst})"
+        if self.best is not self.worst:
+            span += f" to x{self.best.ratio:.2f}"
+        return f"{span}, {self.compared} cases on {self.kind} {self.time[:10]}"
+
+
+def bench_summary(record: Record) -> BenchSummary:
+    compared = [b for b in record.bench if b.status == "compared" and b.ratio is not None]
+    ordered = sorted(compared, key=lambda b: b.ratio or 0.0)
+    return BenchSummary(
+        kind=record.environment.kind,
+        time=record.time,
+        compared=len(compared),
+        slower=any(b.slower for b in compared),
+        worst=ordered[0] if ordered else None,
+        best=ordered[-1] if ordered else None,
+    )
+
+
 def is_stale(record: Record, patch: PatchMeta, lock_entry: LockEntry) -> bool:
     """The record no longer proves the patch: the patch file or the locked commit changed."""
     if record.digest != patch_digest(patch):

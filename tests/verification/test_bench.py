@@ -319,3 +319,59 @@ def test_bench_metadata_is_read_with_defaults() -> None:
 def test_bench_metadata_errors_name_the_file_and_key(bench: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=r"p\.toml: .*" + re.escape(message)):
         load_benches({"bench": [bench]}, Path("p.toml"))
+
+
+# -- records and status -----------------------------------------------------------------------
+
+
+def _record(bench: tuple[Any, ...], gpu: str = "NVIDIA H100 80GB HBM3") -> Any:
+    from patchkit.verification.env import Environment
+    from patchkit.verification.records import Record
+
+    env = Environment("3.12.3", "Linux", gpu=gpu, capability=(9, 0), torch="2.11.0")
+    return Record(
+        "p", "d", "x", "c", "1", None, "passed", "", (), env, "2026-11-23T10:00:00Z", 1.0, bench
+    )
+
+
+def test_figures_round_trip_and_the_latest_per_gpu_kind(tmp_path: Path) -> None:
+    from patchkit.verification.records import BenchRecord, add_records, latest_bench, load_records
+
+    fast = BenchRecord("decode", "b1", "tokens/s", "compared", before=1.0, after=2.0, ratio=2.0)
+    slow = BenchRecord(
+        "decode", "b1", "tokens/s", "compared", before=2.0, after=1.0, ratio=0.5, slower=True
+    )
+    old, new = _record((fast,)), _record((slow,))
+    new = type(new)(**{**new.__dict__, "time": "2026-11-23T11:00:00Z"})
+    plain = type(new)(**{**new.__dict__, "time": "2026-11-23T12:00:00Z", "bench": ()})
+    add_records(tmp_path, [old, new, plain, _record((fast,), gpu="NVIDIA H200")])
+    assert "bench" not in json.loads((tmp_path / "verification.json").read_text())[-1]
+    assert {r.bench for r in load_records(tmp_path)} == {(fast,), (slow,), ()}
+    latest = latest_bench(tmp_path, "p")  # the newest record *with* figures, per GPU kind
+    assert latest["NVIDIA H100 80GB HBM3 (sm_90)"].bench == (slow,)
+    assert latest["NVIDIA H200 (sm_90)"].bench == (fast,)
+
+
+def test_summary_marks_slower_and_names_the_worst_case() -> None:
+    from patchkit.verification.records import BenchRecord, bench_summary
+
+    rows = (
+        BenchRecord("decode", "b1", "tokens/s", "compared", ratio=1.5),
+        BenchRecord(
+            "decode",
+            "b64",
+            "tokens/s",
+            "compared",
+            "unpatched, fallback: tc",
+            ratio=0.3,
+            slower=True,
+        ),
+        BenchRecord("decode", "b8", "tokens/s", "not compared", reason="unpatched: boom"),
+    )
+    summary = bench_summary(_record(rows))
+    assert summary.slower and summary.compared == 2
+    assert summary.describe() == (
+        "slower: x0.30 (decode: b64; unpatched, fallback: tc) to x1.50, "
+        "2 cases on NVIDIA H100 80GB HBM3 (sm_90) 2026-11-23"
+    )
+    assert not bench_summary(_record(rows[:1])).slower
