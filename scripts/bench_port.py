@@ -38,6 +38,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 PATCHKIT_ROOT = [ROOT]  # the tree whose patchkit is measured (--patchkit-root)
@@ -217,7 +218,17 @@ def run_patchkit_api(work: Path, patch: Path, case: Case) -> tuple[bool, str]:
         return False, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
     except Exception as exc:  # a crash is a failure of the tool, and the table says so
         return False, f"crash {type(exc).__name__}: {exc}"[:200]
-    return report.outcome.ok, report.outcome.value
+    return report.outcome.ok, _why(report)
+
+
+def _why(report: Any) -> str:
+    """The outcome, and for a refusal where and why (the first detail patchkit gives)."""
+    outcome = report.outcome
+    details = getattr(report.result, "details", ()) if not outcome.ok else ()
+    if not details:
+        return str(outcome.value)
+    first = details[0]
+    return f"{outcome.value}: {first.path} {first.hunk.split(' @@')[0]}: {first.reason}"[:300]
 
 
 def _patchkit_port() -> tuple[Callable, type[Exception]]:

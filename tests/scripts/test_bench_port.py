@@ -184,3 +184,16 @@ def test_a_symlink_is_scored_by_its_target_path_as_git_stores_it(tmp_path: Path)
     assert bench.score(case, tmp_path, as_link, ok=True) == "exact"
     assert bench.score(case, tmp_path, as_file, ok=True) == "wrong"
     assert bench.score(case, tmp_path, as_link, ok=False) == "failed"
+
+
+def test_a_refusal_is_noted_with_the_file_hunk_and_reason_patchkit_gives() -> None:
+    from types import SimpleNamespace as NS
+
+    detail = NS(
+        path="a.c", hunk="@@ -1,2 +1,3 @@ int f(void)", reason="its context matches 2 places"
+    )
+    refused = NS(outcome=NS(ok=False, value="ambiguous"), result=NS(details=[detail]))
+    carried = NS(outcome=NS(ok=True, value="carried"), result=NS(details=[detail]))
+
+    assert bench._why(refused) == "ambiguous: a.c @@ -1,2 +1,3: its context matches 2 places"
+    assert bench._why(carried) == "carried"
