@@ -31,9 +31,16 @@ FIXED_IDENTITY = {
 }
 
 
+_MAX_PATHSPECS = 1000  # paths given on one git command line
+
+
 def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update({"LC_ALL": "C", "LANGUAGE": "C", "GIT_TERMINAL_PROMPT": "0"})
+    # GIT_OPTIONAL_LOCKS=0: a read (``git status``) never takes the index lock, so a reader
+    # running beside a writer (fetch, checkout) neither fails on nor blocks ``index.lock``.
+    env.update(
+        {"LC_ALL": "C", "LANGUAGE": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
+    )
     if extra:
         env.update(extra)
     return env
@@ -184,10 +191,13 @@ class GitRepo:
     def dirty_paths(self, paths: Sequence[str] | None = None) -> list[str]:
         """Paths (relative to the top) with uncommitted changes, untracked files included."""
         args = ["status", "--porcelain=v1", "-z", "--untracked-files=all"]
-        if paths is not None:
-            if not paths:
-                return []
+        if paths is not None and not paths:
+            return []
+        if paths is not None and len(paths) <= _MAX_PATHSPECS:
             args += ["--", *paths]
+        elif paths is not None:  # too many for one command line: ask for all, keep those asked
+            wanted = set(paths)
+            return [p for p in self.dirty_paths(None) if p in wanted]
         out = self.git(*args).decode(errors="surrogateescape")
         entries = out.split("\0")
         dirty, i = [], 0
@@ -219,6 +229,19 @@ class GitRepo:
             return None
         found = self._object(sha)
         return found[1] if found and found[0] == b"blob" else None
+
+    def read_files(self, rev: str, paths: Sequence[str]) -> dict[str, bytes]:
+        """The files of ``rev`` among ``paths`` (absent ones left out), in one git call."""
+        listed: dict[str, tuple[str, str]] = {}
+        for start in range(0, len(paths), _MAX_PATHSPECS):
+            listed |= self.ls_tree(rev, paths[start : start + _MAX_PATHSPECS])
+        wanted = set(paths)
+        found = {}
+        for name, (_mode, sha) in listed.items():
+            content = self.read_blob(sha) if name in wanted else None
+            if content is not None:
+                found[name] = content
+        return found
 
     def read_file(self, rev: str, path: str) -> bytes | None:
         """The content of ``path`` at ``rev``, or None when it is not a file there."""

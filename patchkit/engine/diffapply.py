@@ -132,14 +132,18 @@ def _mark(path: str, hunk: Hunk, rule: Rule, line: int | None = None) -> Placeme
 def _exact(fp: FilePatch, lines: list[bytes]) -> FileResult:
     """The file is the diff's base blob: hunks at their own line numbers, and the result
     must be the blob the ``index`` line names."""
-    out = list(lines)
-    for hunk in reversed(fp.hunks):
+    spans = []
+    for hunk in fp.hunks:
         start = max(hunk.old_start - 1, 0) if hunk.old else hunk.old_start
-        if out[start : start + len(hunk.old)] != list(hunk.old):
+        spans.append((start, start + len(hunk.old), hunk.new))
+        if lines[start : start + len(hunk.old)] != list(hunk.old):
             return _corrupt(
                 fp, f"hunk {hunk.header}: its old lines are not at line {hunk.old_start}"
             )
-        out[start : start + len(hunk.old)] = hunk.new
+    spans.sort(key=lambda span: span[0])
+    if any(a[1] > b[0] for a, b in itertools.pairwise(spans)):
+        return _corrupt(fp, "two of its hunks claim the same lines")
+    out = splice(lines, spans)
     written = blob_id(b"".join(out))
     if fp.new_blob and not written.startswith(fp.new_blob):
         return _corrupt(
@@ -149,6 +153,21 @@ def _exact(fp: FilePatch, lines: list[bytes]) -> FileResult:
         )
     marks = tuple(_mark(fp.path, h, Rule.EXACT, h.old_start) for h in fp.hunks)
     return _result(fp, Outcome.APPLIED, Step.EXACT, out, marks)
+
+
+def splice(
+    lines: Sequence[bytes], spans: Sequence[tuple[int, int, Sequence[bytes]]]
+) -> list[bytes]:
+    """``lines`` with each ``(start, end, replacement)`` span replaced, in one pass (the spans
+    in order, none overlapping): a file of many hunks costs its length once, not per hunk."""
+    out: list[bytes] = []
+    cursor = 0
+    for start, end, new_lines in spans:
+        out += lines[cursor:start]
+        out += new_lines
+        cursor = end
+    out += lines[cursor:]
+    return out
 
 
 def _overlapping(plans: Sequence[Plan]) -> bool:
@@ -205,9 +224,7 @@ def _finish(job: Job, placer: Placer, edits: list[Edit], step: Step) -> FileResu
             Step.NONE,
             details=(_detail(job.fp.path, hunk, "two hunks claim the same lines"),),
         )
-    out = list(placer.target.lines)
-    for edit in reversed(edits):
-        out[edit.start : edit.end] = edit.lines
+    out = splice(placer.target.lines, [(e.start, e.end, e.lines) for e in edits])
     lost = [p for e in edits for p in e.plans if not _holds_added(e.lines, p.hunk)]
     if lost:
         why = "its added lines are not in the result at the place chosen; nothing is written"

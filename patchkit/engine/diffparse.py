@@ -1,26 +1,31 @@
-"""Unified diffs (git's extended format) parsed with unidiff into plain values.
+"""Unified diffs (git's extended format) parsed into plain values, in one linear pass.
 
 Lines are kept as bytes with their own line endings, so CRLF files round-trip. Paths are
-checked here: absolute paths and ``..`` components are refused before anything reads them.
+checked here: absolute paths, ``..`` components, NUL bytes and names longer than a file system
+allows are refused before anything reads them; so are modes git never writes. A parsed diff is
+remembered by its content, so the several readers of one patch in a run parse it once.
 """
 
 from __future__ import annotations
 
-import io
+import hashlib
 import re
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-import unidiff
-import unidiff.errors
-from unidiff.constants import LINE_TYPE_NO_NEWLINE
+from patchkit.engine.diffcheck import check_modes
+from patchkit.errors import ConfigError, MalformedPatch, UnsafePathError, UnsupportedChange
 
-from patchkit.engine.diffcheck import check_modes, stray_lines
-from patchkit.errors import ConfigError, MalformedPatch, UnsafePathError
-
-_INDEX = re.compile(r"^index ([0-9a-f]+)\.\.([0-9a-f]+)(?: (\d{6}))?$", re.MULTILINE)
-_MODE = re.compile(r"^(old|new|new file|deleted file) mode (\d{6})$", re.MULTILINE)
+_HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*?)\r?\n?$", re.DOTALL)
+_INDEX = re.compile(rb"^index ([0-9a-fA-F]+)\.\.([0-9a-fA-F]+)(?: +(\S+))?\s*$")
 _ENCODING = ("utf-8", "surrogateescape")
+NAME_MAX = 255  # bytes in one path component (ext4, xfs, btrfs, apfs)
+PATH_MAX = 4095
+_KINDS = {32: " ", 45: "-", 43: "+"}
+_Lines = tuple[bytes, ...]
+_CACHE: OrderedDict[tuple[str, str], tuple[FilePatch, ...]] = OrderedDict()
+_CACHE_SIZE = 8
 
 
 @dataclass(frozen=True)
@@ -67,106 +72,32 @@ class FilePatch:
 def safe_relpath(raw: str, source: Path) -> str:
     """A repository-relative POSIX path, or UnsafePathError naming the patch file."""
     path = PurePosixPath(raw)
+    if "\0" in raw:
+        raise UnsafePathError(f"{source}: refuses path {raw!r}: it holds a NUL byte")
     if path.is_absolute() or raw.startswith("~") or "\\" in raw:
         raise UnsafePathError(f"{source}: refuses absolute path {raw!r}; patches use tree paths")
     if any(part in ("..", "") for part in raw.split("/")) or raw in (".", ""):
         raise UnsafePathError(f"{source}: refuses path {raw!r}: it leaves the tree")
     if is_git_internal(raw):
         raise UnsafePathError(f"{source}: refuses path {raw!r}: patches never write inside .git")
+    encoded = raw.encode(*_ENCODING)
+    longest = max(len(part) for part in encoded.split(b"/"))
+    if longest > NAME_MAX:
+        raise UnsafePathError(
+            f"{source}: refuses path {raw[:60]!r}...: one of its names is {longest} bytes, "
+            f"longer than file systems allow ({NAME_MAX})"
+        )
+    if len(encoded) > PATH_MAX:
+        raise UnsafePathError(
+            f"{source}: refuses path {raw[:60]!r}...: it is {len(encoded)} bytes, longer than "
+            f"file systems allow ({PATH_MAX})"
+        )
     return str(path)
 
 
 def is_git_internal(path: str) -> bool:
     """Inside a ``.git`` directory (hooks, config): never a patch's business."""
     return any(part.lower() == ".git" for part in path.split("/"))
-
-
-def _strip_prefix(name: str) -> str | None:
-    if name == "/dev/null":
-        return None
-    return name[2:] if name[:2] in ("a/", "b/") else name
-
-
-def _hunk(raw: unidiff.Hunk) -> Hunk:
-    old: list[bytes] = []
-    new: list[bytes] = []
-    added: list[bytes] = []
-    ops: list[tuple[str, bytes]] = []
-    last_kind = None
-    for line in raw:
-        if line.line_type == LINE_TYPE_NO_NEWLINE:
-            for seq in {"-": (old,), "+": (new, added), " ": (old, new)}.get(last_kind or "", ()):
-                seq[-1] = seq[-1].rstrip(b"\n")
-            if ops:
-                ops[-1] = (ops[-1][0], ops[-1][1].rstrip(b"\n"))
-            continue
-        value = line.value.encode(*_ENCODING)
-        ops.append((line.line_type, value))
-        if line.line_type in (" ", "-"):
-            old.append(value)
-        if line.line_type in (" ", "+"):
-            new.append(value)
-        if line.line_type == "+":
-            added.append(value)
-        last_kind = line.line_type
-    header = (
-        f"@@ -{raw.source_start},{raw.source_length} +{raw.target_start},{raw.target_length} @@"
-    )
-    if raw.section_header:
-        header += f" {raw.section_header}"
-    return Hunk(header, raw.source_start, tuple(old), tuple(new), tuple(added), tuple(ops))
-
-
-def _file_patch(raw: unidiff.PatchedFile, source: Path) -> FilePatch:
-    info = str(raw.patch_info or "")
-    index = _INDEX.search(info)
-    modes = {kind: int(mode, 8) for kind, mode in _MODE.findall(info)}
-    old_mode = modes.get("old") or modes.get("deleted file")
-    new_mode = modes.get("new") or modes.get("new file")
-    if index and index.group(3) and not (old_mode or new_mode):
-        old_mode = new_mode = int(index.group(3), 8)
-    old_path = None if raw.is_added_file else _strip_prefix(raw.source_file)
-    new_path = None if raw.is_removed_file else _strip_prefix(raw.target_file)
-    zero = re.compile(r"^0+$")
-    old_blob = index.group(1) if index and not zero.match(index.group(1)) else None
-    new_blob = index.group(2) if index and not zero.match(index.group(2)) else None
-    fp = FilePatch(
-        old_path=safe_relpath(old_path, source) if old_path else None,
-        new_path=safe_relpath(new_path, source) if new_path else None,
-        old_blob=old_blob,
-        new_blob=new_blob,
-        old_mode=old_mode,
-        new_mode=new_mode,
-        hunks=tuple(_hunk(h) for h in raw),
-        binary=bool(raw.is_binary_file) or "GIT binary patch" in info,
-    )
-    check_modes(fp, source)
-    return fp
-
-
-def parse_diff(data: bytes, source: Path) -> tuple[FilePatch, ...]:
-    """Parse a whole diff; ConfigError names the file when unidiff cannot read it."""
-    text = data.decode(*_ENCODING)
-    if "GIT binary patch" in text:
-        raise ConfigError(
-            f"{source}: carries a GIT binary patch, which patchkit does not apply",
-            hint="ship the binary file beside the patch set and copy it in a build step instead",
-        )
-    try:
-        parsed = unidiff.PatchSet(io.StringIO(text, newline=""))
-    except unidiff.errors.UnidiffParseError as exc:
-        raise ConfigError(f"{source}: not a valid unified diff: {exc}") from None
-    if not parsed:
-        raise ConfigError(f"{source}: contains no file changes")
-    stray = stray_lines(text)
-    if stray:
-        number, line, path = stray[0]
-        raise MalformedPatch(
-            f"{source}: line {number} ({line[:60]!r}) in the part for {path} is no part of any "
-            "hunk: a hunk header is mangled or a hunk was cut, so some of its changes were lost",
-            hint="regenerate the diff (git diff --full-index) rather than editing it by hand",
-        )
-    return tuple(_file_patch(f, source) for f in parsed)
 
 
 def split_lines(content: bytes) -> list[bytes]:
@@ -176,3 +107,366 @@ def split_lines(content: bytes) -> list[bytes]:
     if lines[-1]:
         result.append(lines[-1])
     return result
+
+
+def parse_diff(data: bytes, source: Path) -> tuple[FilePatch, ...]:
+    """Parse a whole diff; ConfigError names the file (and line) when it is not a valid one."""
+    key = (str(source), hashlib.sha256(data).hexdigest())
+    found = _CACHE.get(key)
+    if found is None:
+        found = _Parser(data, source).run()
+        _CACHE[key] = found
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    _CACHE.move_to_end(key)
+    return found
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode(*_ENCODING)
+
+
+def _unquote(raw: bytes) -> bytes:
+    """A path as git writes it: C-quoted ("a/x\\tb", octal escapes) when it has odd bytes."""
+    if not (raw.startswith(b'"') and raw.endswith(b'"') and len(raw) >= 2):
+        return raw
+    body, out, i = raw[1:-1], bytearray(), 0
+    simple = {b"n": 10, b"t": 9, b'"': 34, b"\\": 92, b"a": 7, b"b": 8, b"f": 12, b"r": 13}
+    simple[b"v"] = 11
+    while i < len(body):
+        ch = body[i : i + 1]
+        if ch != b"\\":
+            out += ch
+            i += 1
+            continue
+        nxt = body[i + 1 : i + 2]
+        if nxt in simple:
+            out.append(simple[nxt])
+            i += 2
+        elif re.fullmatch(rb"[0-7]{3}", body[i + 1 : i + 4]):
+            out.append(int(body[i + 1 : i + 4], 8) & 0xFF)
+            i += 4
+        else:
+            out += ch
+            i += 1
+    return bytes(out)
+
+
+@dataclass
+class _File:
+    """One file's part of the diff while it is being read."""
+
+    line: int  # where it starts (1-based), for messages
+    header_old: str | None = None  # from "diff --git a/X b/Y"
+    header_new: str | None = None
+    old: str | None = None  # from ---/+++ or rename/copy lines; "" for /dev/null
+    new: str | None = None
+    old_mode: int | None = None
+    new_mode: int | None = None
+    index_mode: int | None = None
+    old_blob: str | None = None
+    new_blob: str | None = None
+    added: bool = False
+    deleted: bool = False
+    binary: bool = False
+    hunks: list[Hunk] = field(default_factory=list)
+
+
+class _Parser:
+    def __init__(self, data: bytes, source: Path) -> None:
+        self.source = source
+        self.data = data
+        self.lines = split_lines(data)
+        self.i = 0
+        self.files: list[FilePatch] = []
+        self.in_file: str | None = None  # the path of the part being read, after its +++
+
+    def fail(self, what: str, line: int | None = None) -> ConfigError:
+        at = line if line is not None else self.i + 1
+        return ConfigError(f"{self.source}: not a valid unified diff: {what} (line {at})")
+
+    def run(self) -> tuple[FilePatch, ...]:
+        if b"GIT binary patch" in self.data:
+            raise ConfigError(
+                f"{self.source}: carries a GIT binary patch, which patchkit does not apply",
+                hint="ship the binary file beside the patch set and copy it in a build step "
+                "instead",
+            )
+        lines = self.lines
+        while self.i < len(lines):
+            line = lines[self.i]
+            if line.startswith(b"diff --git "):
+                self._git_file()
+            elif line.startswith(b"diff ") and self._plain_header_file():
+                pass
+            elif (
+                line.startswith(b"--- ")
+                and lines[self.i + 1 : self.i + 2]
+                and lines[self.i + 1].startswith(b"+++ ")
+            ):
+                current = _File(self.i + 1)
+                self._names(current)
+                self._hunks(current)
+                self._finish(current)
+            elif line.startswith(b"@@ "):
+                raise self.fail("a hunk outside any file")
+            else:
+                self._between_files(line)
+                self.i += 1  # text around the diff: a commit message, a signature
+        if not self.files:
+            raise ConfigError(f"{self.source}: contains no file changes")
+        return tuple(self.files)
+
+    def _between_files(self, line: bytes) -> None:
+        """A line outside every hunk: fine around the diff, but inside a file's part (after
+        its ``+++`` line) it is a line some hunk lost (a mangled header, a cut hunk)."""
+        text = line.rstrip(b"\r\n")
+        if self.in_file is None or not text.strip():
+            return
+        if text.startswith((b"From ", b"-- ")) or text == b"--":
+            self.in_file = None
+            return
+        raise MalformedPatch(
+            f"{self.source}: line {self.i + 1} ({_text(text)[:60]!r}) in the part for "
+            f"{self.in_file} is no part of any hunk: a hunk header is mangled or a hunk was cut, "
+            "so some of its changes were lost",
+            hint="regenerate the diff (git diff --full-index) rather than editing it by hand",
+        )
+
+    # -- one file ------------------------------------------------------------------------
+    def _git_file(self) -> None:
+        self.in_file = None
+        current = _File(self.i + 1)
+        header = self.lines[self.i].rstrip(b"\r\n")[len(b"diff --git ") :]
+        current.header_old, current.header_new = self._header_paths(header)
+        self.i += 1
+        while self.i < len(self.lines) and self._extended(current, self.lines[self.i]):
+            self.i += 1
+        if self.i < len(self.lines) and self.lines[self.i].startswith(b"--- "):
+            if not self.lines[self.i + 1 : self.i + 2] or not self.lines[self.i + 1].startswith(
+                b"+++ "
+            ):
+                raise self.fail("a `---` line without its `+++` line")
+            self._names(current)
+        self._hunks(current)
+        self._finish(current)
+
+    def _plain_header_file(self) -> bool:
+        """``diff -ru a b`` and its extended lines (an ``index`` line, modes), then ``---``
+        and ``+++``; False (nothing read) when no ``---`` line follows."""
+        current, start = _File(self.i + 1), self.i
+        self.in_file = None
+        self.i += 1
+        while self.i < len(self.lines) and self._extended(current, self.lines[self.i]):
+            self.i += 1
+        rest = self.lines[self.i : self.i + 2]
+        if len(rest) < 2 or not (rest[0].startswith(b"--- ") and rest[1].startswith(b"+++ ")):
+            self.i = start + 1
+            return False
+        self._names(current)
+        self._hunks(current)
+        self._finish(current)
+        return True
+
+    def _header_paths(self, header: bytes) -> tuple[str | None, str | None]:
+        if header.startswith(b'"'):
+            end = header.find(b'" ', 1)
+            if end < 0:
+                return None, None
+            return self._name(header[: end + 1]), self._name(header[end + 2 :])
+        half = (len(header) - 1) // 2  # "a/P b/P": the usual case, one path twice
+        if header[half : half + 1] == b" " and header[:half][2:] == header[half + 1 :][2:]:
+            return self._name(header[:half]), self._name(header[half + 1 :])
+        parts = header.split(b" b/", 1)
+        if len(parts) == 2:
+            return self._name(parts[0]), self._name(b"b/" + parts[1])
+        return None, None
+
+    def _name(self, raw: bytes) -> str | None:
+        name = _unquote(raw.strip())
+        if name == b"/dev/null":
+            return ""
+        if name[:2] in (b"a/", b"b/"):
+            name = name[2:]
+        return _text(name)
+
+    def _extended(self, current: _File, line: bytes) -> bool:
+        """Read one extended header line; False when the line is not one."""
+        text = line.rstrip(b"\r\n")
+        word = text.split(b" ", 2)
+        if text.startswith((b"old mode ", b"new mode ")):
+            mode = self._mode(word[2], current)
+            if word[0] == b"old":
+                current.old_mode = mode
+            else:
+                current.new_mode = mode
+        elif text.startswith(b"new file mode "):
+            current.added, current.new_mode = True, self._mode(text[14:], current)
+        elif text.startswith(b"deleted file mode "):
+            current.deleted, current.old_mode = True, self._mode(text[18:], current)
+        elif text.startswith((b"rename from ", b"copy from ")):
+            current.old = self._name(text.split(b" ", 2)[2])
+        elif text.startswith((b"rename to ", b"copy to ")):
+            current.new = self._name(text.split(b" ", 2)[2])
+        elif text.startswith(b"index "):
+            self._index(current, text)
+        elif text.startswith(b"Binary files "):
+            current.binary = True
+        elif not text.startswith((b"similarity index ", b"dissimilarity index ")):
+            return False
+        return True
+
+    def _index(self, current: _File, text: bytes) -> None:
+        found = _INDEX.match(text)
+        if not found:
+            raise self.fail(f"a malformed index line {_text(text)!r}")
+        zero = re.compile(rb"0+")
+        old, new = found.group(1), found.group(2)
+        current.old_blob = None if zero.fullmatch(old) else _text(old).lower()
+        current.new_blob = None if zero.fullmatch(new) else _text(new).lower()
+        if found.group(3):
+            current.index_mode = self._mode(found.group(3), current)
+
+    def _mode(self, raw: bytes, current: _File) -> int:
+        """An octal mode; which modes patchkit writes is :func:`check_modes`' to say."""
+        text = _text(raw.strip())
+        if not re.fullmatch(r"[0-7]{1,7}", text):
+            path = current.header_new or current.header_old or "a file"
+            raise UnsupportedChange(
+                f"{self.source}: refuses the change to {path}: the diff gives it mode "
+                f"{text[:20]!r} (line {self.i + 1}), which is no file mode; patchkit writes only "
+                "regular files with mode 100644 or 100755",
+                hint="regenerate the diff with git",
+            )
+        return int(text, 8)
+
+    def _names(self, current: _File) -> None:
+        """The ``---`` and ``+++`` lines (the caller saw both)."""
+        old = self.lines[self.i][4:].rstrip(b"\r\n").split(b"\t", 1)[0]
+        new = self.lines[self.i + 1][4:].rstrip(b"\r\n").split(b"\t", 1)[0]
+        current.old, current.new = self._name(old), self._name(new)
+        self.in_file = current.new or current.old
+        self.i += 2
+
+    # -- hunks ---------------------------------------------------------------------------
+    def _hunks(self, current: _File) -> None:
+        while self.i < len(self.lines) and self.lines[self.i].startswith(b"@@ "):
+            current.hunks.append(self._hunk())
+
+    def _hunk(self) -> Hunk:
+        header_line = self.lines[self.i]
+        found = _HUNK.match(header_line)
+        if not found:
+            raise self.fail(f"a malformed hunk header {_text(header_line.rstrip())!r}")
+        start, old_len, new_start, new_len, section = found.groups()
+        old_count = int(old_len) if old_len is not None else 1
+        new_count = int(new_len) if new_len is not None else 1
+        header = f"@@ -{int(start)},{old_count} +{int(new_start)},{new_count} @@"
+        if section:
+            header += f" {_text(section)}"
+        first = self.i + 1
+        self.i += 1
+        end, old_n, new_n, marked = self._scan(old_count, new_count)
+        if old_n != old_count or new_n != new_count:
+            raise self.fail(
+                f"hunk {header} has {old_n} old and {new_n} new lines, but its header "
+                f"says {old_count} and {new_count}",
+                first,
+            )
+        body = self.lines[self.i : end]
+        self.i = end
+        if marked:
+            old, new, added, ops = self._slow_body(body)
+        else:  # the common case, in three comprehensions (an empty line is bare context)
+            old = tuple(x if x[0] in (10, 13) else x[1:] for x in body if x[0] != 43)
+            new = tuple(x if x[0] in (10, 13) else x[1:] for x in body if x[0] != 45)
+            added = tuple(x[1:] for x in body if x[0] == 43)
+            ops = tuple((" ", x) if x[0] in (10, 13) else (_KINDS[x[0]], x[1:]) for x in body)
+        return Hunk(header, int(start), old, new, added, ops)
+
+    def _scan(self, old_count: int, new_count: int) -> tuple[int, int, int, bool]:
+        """Where the hunk's body ends, its old and new line counts, and whether it carries a
+        ``\\ No newline`` marker; lines are counted by their first byte alone."""
+        lines, i, end = self.lines, self.i, len(self.lines)
+        old = new = 0
+        marked = False
+        while (old < old_count or new < new_count) and i < end:
+            first = lines[i][0]
+            if first == 32 or first == 10 or (first == 13 and lines[i] == b"\r\n"):
+                old, new = old + 1, new + 1
+            elif first == 45:
+                old += 1
+            elif first == 43:
+                new += 1
+            elif first == 92:
+                marked = True
+            else:
+                break
+            i += 1
+        while i < end and lines[i][0] == 92:
+            marked, i = True, i + 1
+        return i, old, new, marked
+
+    def _slow_body(
+        self, body: list[bytes]
+    ) -> tuple[_Lines, _Lines, _Lines, tuple[tuple[str, bytes], ...]]:
+        old: list[bytes] = []
+        new: list[bytes] = []
+        added: list[bytes] = []
+        ops: list[tuple[str, bytes]] = []
+        last = b""
+        for line in body:
+            kind = line[:1]
+            if kind == b"\\":
+                self._no_newline(last, old, new, added)
+                if ops and last:
+                    ops[-1] = (ops[-1][0], ops[-1][1].rstrip(b"\n"))
+                continue
+            value = line if kind in (b"\n", b"\r") else line[1:]
+            ops.append((" " if kind in (b"\n", b"\r") else kind.decode(), value))
+            if kind != b"+":
+                old.append(value)
+            if kind != b"-":
+                new.append(value)
+            if kind == b"+":
+                added.append(value)
+            last = b" " if kind in (b"\n", b"\r") else kind
+        return tuple(old), tuple(new), tuple(added), tuple(ops)
+
+    @staticmethod
+    def _no_newline(last: bytes, old: list[bytes], new: list[bytes], added: list[bytes]) -> None:
+        """``\\ No newline at end of file``: the line before it has no line break."""
+        for seq in {b"-": (old,), b"+": (new, added), b" ": (old, new)}.get(last, ()):
+            if seq:
+                seq[-1] = seq[-1].rstrip(b"\n")
+
+    # -- the finished file -----------------------------------------------------------------
+    def _finish(self, current: _File) -> None:
+        old = current.old if current.old is not None else current.header_old
+        new = current.new if current.new is not None else current.header_new
+        if current.added:
+            old = ""
+        if current.deleted:
+            new = ""
+        only = current.hunks[0] if len(current.hunks) == 1 else None
+        if only is not None and only.old_start == 0 and not only.old and not current.deleted:
+            old = ""  # a plain diff's new file: one hunk from nothing
+        if only is not None and not only.new and only.header.split()[2] == "+0,0":
+            new = ""  # a plain diff's deleted file: one hunk to nothing
+        if old is None and new is None:
+            raise self.fail("a file whose paths cannot be read", current.line)
+        old, new = (old if old is not None else new), (new if new is not None else old)
+        if current.index_mode and not (current.old_mode or current.new_mode):
+            current.old_mode = current.new_mode = current.index_mode
+        fp = FilePatch(
+            old_path=safe_relpath(old, self.source) if old else None,
+            new_path=safe_relpath(new, self.source) if new else None,
+            old_blob=current.old_blob,
+            new_blob=current.new_blob,
+            old_mode=current.old_mode,
+            new_mode=current.new_mode,
+            hunks=tuple(current.hunks),
+            binary=current.binary,
+        )
+        check_modes(fp, self.source)
+        self.files.append(fp)

@@ -72,7 +72,7 @@ def port(
     paths = touched_paths(meta)
     with GitRepo(tree.root) as repo:
         base = _resolve(repo, base_commit)
-        base_files = {p: c for p in paths if (c := repo.read_file(base, p)) is not None}
+        base_files = repo.read_files(base, paths)
     blobs = _BaseBlobs(tree.root, base_files)
     try:
         result = run_patch(meta, tree.read, blobs, explain=explain)
