@@ -36,6 +36,7 @@ _API = {
     "abort_rebase": "patchkit.ops.rebase:abort_rebase",
     "export_pr": "patchkit.ops.export_pr:export_pr",
     "import_patches": "patchkit.ops.import_:import_patches",
+    "export_series": "patchkit.ops.export_series:export_series_target",
     # the project and where to work
     "load_project": "patchkit.ops.context:load_project",
     "Project": "patchkit.ops.context:Project",
@@ -53,6 +54,7 @@ _API = {
     "VerifyReport": "patchkit.verification.run:VerifyReport",
     "ExportReport": "patchkit.export.results:ExportReport",
     "ImportReport": "patchkit.ops.import_:ImportReport",
+    "SeriesExport": "patchkit.ops.export_series:SeriesExport",
     # errors: one family, each with its exit code
     "PatchkitError": "patchkit.errors:PatchkitError",
     # writing rewrites
@@ -72,6 +74,7 @@ __all__ = [
     "RecordReport",
     "ResetReport",
     "Rewrite",
+    "SeriesExport",
     "StatusReport",
     "TargetApply",
     "VerifyReport",
@@ -81,6 +84,7 @@ __all__ = [
     "apply",
     "continue_rebase",
     "export_pr",
+    "export_series",
     "fetch",
     "import_patches",
     "load_project",
@@ -117,6 +121,8 @@ if TYPE_CHECKING:  # what type checkers and editors see
     from patchkit.ops.apply import apply_target as apply
     from patchkit.ops.context import Project, Where, load_project
     from patchkit.ops.export_pr import export_pr
+    from patchkit.ops.export_series import SeriesExport
+    from patchkit.ops.export_series import export_series_target as export_series
     from patchkit.ops.fetch import fetch_target as fetch
     from patchkit.ops.import_ import ImportReport, import_patches
     from patchkit.ops.port import PortReport, port

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from rich.table import Table
 
+from patchkit.cli.args import where_of
 from patchkit.cli.render import console, print_json
 from patchkit.errors import ImportRefused, PatchFailed
-from patchkit.ops.apply import upstream_view
-from patchkit.ops.context import blobs_for, load_project, open_checkout
-from patchkit.ops.export_series import FORMATS, export_series
+from patchkit.ops.context import load_project
+from patchkit.ops.export_series import FORMATS, export_series_target
 from patchkit.ops.import_ import ImportReport, import_patches
 
 _STYLE = {"applied": "green", "carried": "cyan", "upstreamed": "blue"}
@@ -47,10 +47,9 @@ def add_import_args(parser: argparse.ArgumentParser) -> None:
 
 
 def import_cmd(args: argparse.Namespace) -> int:
-    project = load_project(args.project)
     report = import_patches(
-        project=project.root,
-        entry=project.entry(args.target),
+        project=load_project(args.project),
+        target=args.target,
         sources=args.sources,
         into=args.into,
         base=args.base,
@@ -134,20 +133,14 @@ def add_export_series_args(parser: argparse.ArgumentParser) -> None:
 
 
 def export_series_cmd(args: argparse.Namespace) -> int:
-    project = load_project(args.project, args.sets)
-    entry = project.entry(args.target)
-    tree = open_checkout(entry, args.checkout)
-    blobs = blobs_for(entry, tree)
-    try:
-        done = export_series(
-            patches=project.patches(args.target, include=tuple(args.include)),
-            lock=upstream_view(tree, committed=True),
-            blobs=blobs,
-            directory=args.directory,
-            fmt=args.fmt,
-        )
-    finally:
-        blobs.close()
+    done = export_series_target(
+        project=load_project(args.project, args.sets),
+        target=args.target,
+        directory=args.directory,
+        fmt=args.fmt,
+        where=where_of(args),
+        include=args.include,
+    )
     for path in done.files:
         console.print(str(path))
     for patch_id, why in done.left_out:

@@ -71,6 +71,15 @@ def taken_ids(project: Path) -> set[str]:
     return {p.stem for p in (project / "patchsets").glob("*/patches/*.toml")}
 
 
+def existing_patches(project: Path) -> dict[bytes, str]:
+    """Every patch file's bytes under ``project/patchsets`` -> its id."""
+    found: dict[bytes, str] = {}
+    for path in sorted((project / "patchsets").glob("*/patches/*")):
+        if path.suffix in (".patch", ".diff", ".py") and path.is_file():
+            found.setdefault(path.read_bytes(), path.stem)
+    return found
+
+
 def free_id(name: str, taken: set[str]) -> str:
     base = re.sub(r"[^a-z0-9.-]+", "-", name.lower()).strip("-.") or "imported"
     candidate, n = base, 2

@@ -18,6 +18,8 @@ from patchkit.engine.series import Blobs, Overlay, run_patch
 from patchkit.errors import PatchFailed, TreeError
 from patchkit.importers.formats import MARKER, is_export_dir, mail, mail_name, quilt_patch
 from patchkit.model import PatchMeta
+from patchkit.ops.apply import upstream_view
+from patchkit.ops.context import CACHED, Project, Where, blobs_for, open_tree
 
 FORMATS = ("quilt", "mbox")
 
@@ -82,3 +84,29 @@ def export_series(
         series.write_text("".join(f"{p.name}\n" for p in files))
         files.append(series)
     return SeriesExport(directory, fmt, tuple(files), tuple(left_out))
+
+
+def export_series_target(
+    *,
+    project: Project,
+    target: str,
+    directory: Path,
+    fmt: str,
+    where: Where = CACHED,
+    include: Sequence[str] = (),
+) -> SeriesExport:
+    """The series of ``target``'s sets (plus the opt-ins in ``include``) written to
+    ``directory``, made on the committed files of the tree ``where`` names (the lock's)."""
+    entry = project.entry(target)
+    tree = open_tree(entry, where)
+    blobs = blobs_for(entry, tree)
+    try:
+        return export_series(
+            patches=project.patches(target, include=tuple(include)),
+            lock=upstream_view(tree, committed=True),
+            blobs=blobs,
+            directory=directory,
+            fmt=fmt,
+        )
+    finally:
+        blobs.close()

@@ -21,6 +21,7 @@ from patchkit.importers.model import Candidate
 from patchkit.importers.releases import Releases, from_index, from_repository
 from patchkit.importers.rewrite_out import offer
 from patchkit.model import LockEntry, Outcome, SourceKind
+from patchkit.ops.context import Project
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,8 @@ def open_releases(entry: LockEntry) -> Releases:
 
 def import_patches(
     *,
-    project: Path,
-    entry: LockEntry,
+    project: Project,
+    target: str,
     sources: Sequence[str],
     into: str,
     base: str | None = None,
@@ -80,7 +81,9 @@ def import_patches(
     releases: Releases | None = None,
     dry_run: bool = False,
 ) -> ImportReport:
-    """Import every patch in ``sources`` into set ``into`` (made if new) of ``project``."""
+    """Import every patch in ``sources`` into set ``into`` (made if new) of ``project``; a
+    patch the project already has (the same diff at the lock) is reported, not written again."""
+    entry = project.entry(target)
     candidates = [c for s in sources for c in read_source(s, entry.name)]
     own = releases is None
     releases = releases or open_releases(entry)
@@ -89,10 +92,11 @@ def import_patches(
     finally:
         if own:
             releases.repo.close()
-    root = project / "patchsets" / into
-    if not dry_run and any(r[2] is not None for r in results):
-        root = writer.set_root(project, into, entry.name)
-        results = _write(project, root, entry, results)
+    root = project.root / "patchsets" / into
+    results = _already(project.root, results)
+    if not dry_run and any(r[3] is not None for r in results):
+        root = writer.set_root(project.root, into, entry.name)
+        results = _write(project.root, root, entry, results)
     lock = f"{entry.version} ({entry.commit})"
     patches = tuple(_report(c, found, carried, written) for c, found, carried, written in results)
     return ImportReport(entry.name, lock, into, root, patches, tuple(releases.fetched))
@@ -144,6 +148,22 @@ def _parsed(candidate: Candidate) -> tuple[FilePatch, ...] | None:
 
 def _name_if_kept(candidate: Candidate, carried: Carried) -> str | None:
     return candidate.name if (carried.at_lock or carried.at_base) else None
+
+
+def _already(project: Path, results: list[_Result]) -> list[_Result]:
+    """Results whose patch the project has already, byte for byte, marked so (not written)."""
+    have = writer.existing_patches(project)
+    out: list[_Result] = []
+    for candidate, found, carried, name in results:
+        content = (
+            (carried.rewrite.encode() or carried.at_lock or carried.at_base) if carried else b""
+        )
+        if name is not None and content in have and carried is not None:
+            note = f"already imported as {have[content]}; nothing written"
+            carried = replace(carried, message=note)
+            name = None
+        out.append((candidate, found, carried, name))
+    return out
 
 
 def _write(project: Path, root: Path, entry: LockEntry, results: list[_Result]) -> list[_Result]:

@@ -32,8 +32,8 @@ class Releases3:
 
     def import_(self, *sources: str | Path, **kw: object) -> ImportReport:
         return import_patches(
-            project=self.project.path,
-            entry=self.entry(),
+            project=load_project(self.project.path),
+            target="vllm",
             sources=[str(s) for s in sources],
             into=str(kw.pop("into", "imported")),
             **kw,  # type: ignore[arg-type]

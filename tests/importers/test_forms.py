@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
+
+from patchkit.cli import main
 from patchkit.patchset import load_patchset, read_toml
 from testing.builders import run_git
 from tests.conftest import dedent
@@ -188,3 +192,65 @@ def test_already_upstream_script_is_reported_not_written(
     [patch] = releases3.import_(script, max_fetch=0).patches
     # v1.0 holds "return 1": the base is found there, and at the lock it is already in
     assert patch.base == "v1.0" and patch.outcome == "upstreamed"
+
+
+def test_importing_twice_is_importing_once(releases3: Releases3, tmp_path: Path) -> None:
+    util = releases3.file_at("v1.2", "vllm/util.py")
+    patch = tmp_path / "u.diff"
+    patch.write_text(_site_diff(util, util.replace("y * 2", "y * 4"), "vllm/util.py"))
+    first = releases3.import_(patch).patches[0]
+    again = releases3.import_(patch).patches[0]
+    assert first.written and not again.written
+    assert again.outcome == "applied" and again.message == "already imported as u; nothing written"
+    assert load_patchset(releases3.set_dir()).patches[0].id == "u"
+    assert len(load_patchset(releases3.set_dir()).patches) == 1
+
+
+def test_base_given_and_blob_ids_matching_several_releases(
+    releases3: Releases3, tmp_path: Path
+) -> None:
+    up = releases3.upstream.path
+    util = releases3.file_at("v1.0", "vllm/util.py")  # the same in every release
+    (up / "vllm" / "util.py").write_text(util.replace("x + 1", "x + 9"))
+    (tmp_path / "u.patch").write_bytes(run_git(up, "diff"))
+    run_git(up, "checkout", "-q", "--", ".")
+    [found] = releases3.import_(tmp_path / "u.patch", dry_run=True).patches
+    assert found.base == "1.2"  # the lock: nearest of the three that hold this blob
+    assert "(also v1.1, v1.0; the nearest the lock taken)" in found.base_how
+    [given] = releases3.import_(tmp_path / "u.patch", base="v1.0", dry_run=True).patches
+    assert (given.base, given.base_how, given.outcome) == ("v1.0", "given (--base v1.0)", "applied")
+    assert not releases3.set_dir().exists()  # --dry-run writes nothing
+
+
+def test_cli_import_report_and_exit_codes(
+    releases3: Releases3, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = tmp_path / "good.py"
+    good.write_text(
+        "P = '/site-packages/vllm/util.py'\ncode = open(P).read()\n"
+        "code = code.replace('x + 1', 'x + 3')\nopen(P, 'w').write(code)\n"
+    )
+    (tmp_path / "bad.py").write_text("import os\nP = os.environ['X']\n")
+    argv = [
+        "import",
+        str(good),
+        "-t",
+        "vllm",
+        "--into",
+        "s",
+        "--project",
+        str(releases3.project.path),
+    ]
+    assert main([*argv, "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert [(p["id"], p["form"], p["outcome"]) for p in shown["patches"]] == [
+        ("good", "replace-script", "applied")
+    ]
+    assert main(["import", str(good), str(tmp_path / "bad.py"), *argv]) == 2  # refused, named
+    assert "bad.py line 2" in capsys.readouterr().err
+    out = tmp_path / "series"
+    series = ["export-series", str(out), "-t", "vllm", "--format", "quilt"]
+    series += ["--project", str(releases3.project.path), "--set", "s"]
+    series += ["--checkout", str(releases3.upstream.path)]
+    assert main(series) == 0
+    assert (out / "series").read_text() == "good.patch\n"

@@ -30,9 +30,11 @@ def test_mod_and_script_imported_carried_and_applied_on_vllm_0_19_0(
     project = tmp_path / "project"
     (project / "patchsets").mkdir(parents=True)
     shutil.copy(PROJECT_ROOT / "upstream.lock", project / "upstream.lock")
-    entry = load_project(project).entry("vllm")
     report = import_patches(
-        project=project, entry=entry, sources=[str(MOD), str(SCRIPT), str(DYNAMIC)], into="spark"
+        project=load_project(project),
+        target="vllm",
+        sources=[str(MOD), str(SCRIPT), str(DYNAMIC)],
+        into="spark",
     )
     mod, script, dynamic = report.patches
     for p in report.patches:
@@ -62,9 +64,12 @@ def test_script_as_a_rewrite_anchored_by_scope_on_vllm_0_19_0(
     project = tmp_path / "project"
     (project / "patchsets").mkdir(parents=True)
     shutil.copy(PROJECT_ROOT / "upstream.lock", project / "upstream.lock")
-    entry = load_project(project).entry("vllm")
     report = import_patches(
-        project=project, entry=entry, sources=[str(SCRIPT)], into="spark", as_rewrite=True
+        project=load_project(project),
+        target="vllm",
+        sources=[str(SCRIPT)],
+        into="spark",
+        as_rewrite=True,
     )
     [script] = report.patches
     assert (script.kind, script.outcome) == ("rewrite", "applied"), script.message
