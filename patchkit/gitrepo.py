@@ -300,6 +300,20 @@ class GitRepo:
         self.git("worktree", "remove", "--force", str(path))
         self.git("worktree", "prune")
 
+    def renames(self, old: str, new: str) -> dict[str, str]:
+        """Files renamed between two commits (git's rename detection): old path -> new path."""
+        out = self.git("diff", "--name-status", "-z", "-M", "--diff-filter=R", old, new)
+        fields = out.decode(errors="surrogateescape").split("\0")
+        return {fields[i + 1]: fields[i + 2] for i in range(0, len(fields) - 2, 3) if fields[i]}
+
+    def files_with(self, text: str, patterns: Sequence[str] = ()) -> list[str]:
+        """Tracked files of the work tree holding ``text`` (a fixed string), under
+        ``patterns`` (pathspecs) when given."""
+        proc = run(
+            ["grep", "-l", "-z", "-F", "-e", text, "--", *patterns], cwd=self.path, ok_codes=(0, 1)
+        )
+        return [p for p in proc.stdout.decode(errors="surrogateescape").split("\0") if p]
+
     def rev_list(self, old: str, new: str) -> list[str]:
         """Commits after ``old`` up to ``new``, oldest first, along first parents (rebase)."""
         out = self.text("rev-list", "--reverse", "--first-parent", f"{old}..{new}")

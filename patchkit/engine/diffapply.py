@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from patchkit.engine.diffparse import FilePatch, Hunk, split_lines
 from patchkit.engine.placement import FileView, Placer, Plan, place, replacement
+from patchkit.engine.relocate import Finder, elsewhere, moved_file, scopes_gone
 from patchkit.engine.scopemerge import Edit, ScopeMerge, Stop, apply_at_base, misplaced
 from patchkit.gitrepo import MergeResult, blob_id
 from patchkit.model import ConflictDetail, FileChange, Outcome, PatchResult, Placement, Rule, Step
@@ -63,6 +64,8 @@ class Job:
     merge: Merger
     label: str
     explain: bool = False  # name every hunk's scope path, parsing files placement did not need
+    finder: Finder | None = None  # where moved code went (renamed files, moved scopes)
+    read: Reader | None = None  # the tree, for files the code moved to
 
 
 def _detail(path: str, hunk: Hunk, reason: str, ours: bytes = b"") -> ConflictDetail:
@@ -88,8 +91,10 @@ def apply_file(
     label: str,
     *,
     explain: bool = False,
+    finder: Finder | None = None,
 ) -> FileResult:
-    """Apply one file's part of a diff to the file as ``read`` returns it."""
+    """Apply one file's part of a diff to the file as ``read`` returns it; with a ``finder``,
+    follow the code to where it moved."""
     path = fp.path
     if fp.binary:
         return _stopped(
@@ -98,14 +103,17 @@ def apply_file(
     current = read(fp.old_path) if fp.old_path else read(path)
     if fp.old_path is None:
         return _new_file(fp, current)
+    job = Job(fp, blob, merge, label, explain, finder, read)
     if current is None:
-        return _stopped(Outcome.GONE, path, "file", f"{fp.old_path} does not exist in the tree")
+        moved = moved_file(job, apply_content)
+        why = f"{fp.old_path} does not exist in the tree"
+        return moved or _stopped(Outcome.GONE, path, "file", why)
     if fp.new_path is None:
         return _deleted_file(fp, current)
     if fp.new_path != fp.old_path and read(fp.new_path) is not None:
         why = f"the patch renames {fp.old_path} to {fp.new_path}, but {fp.new_path} already exists"
         return _stopped(Outcome.CONFLICT, path, "rename", why)
-    return apply_content(Job(fp, blob, merge, label, explain), current)
+    return apply_content(job, current)
 
 
 def apply_content(job: Job, current: bytes) -> FileResult:
@@ -193,6 +201,10 @@ def _placed(job: Job, lines: list[bytes]) -> FileResult:
         return _finish(job, placer, edits, Step.EXACT)
     if base is None:
         return _no_base(fp, missing)
+    if len(missing) == len(plans) and scopes_gone(placer):
+        moved = elsewhere(job, apply_content)
+        if moved is not None:
+            return moved
     return _merged(job, placer, missing)
 
 

@@ -143,7 +143,8 @@ class Placer:
         return ""
 
 
-def _base_at(base: FileView | None, hunk: Hunk) -> int | None:
+def base_at(base: FileView | None, hunk: Hunk) -> int | None:
+    """Where a hunk's old lines start in the base blob (None: unknown)."""
     if base is None:
         return None
     if not hunk.old:
@@ -156,7 +157,7 @@ def _base_at(base: FileView | None, hunk: Hunk) -> int | None:
 
 
 def _find(placer: Placer, hunk: Hunk) -> Plan:
-    plan = Plan(hunk, [], base_at=_base_at(placer.base, hunk))
+    plan = Plan(hunk, [], base_at=base_at(placer.base, hunk))
     spots = placer.target.find(hunk.old)
     if not spots and hunk.old:
         spots = placer.target.find_loose(hunk.old)

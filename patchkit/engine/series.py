@@ -10,6 +10,7 @@ from pathlib import Path
 
 from patchkit.engine.diffapply import FileResult, apply_file, combine
 from patchkit.engine.diffparse import parse_diff
+from patchkit.engine.relocate import Finder
 from patchkit.errors import ConfigError, PatchkitError, UnsafePathError
 from patchkit.gitrepo import GitRepo, MergeResult, merge_file
 from patchkit.model import (
@@ -95,11 +96,19 @@ def touched_paths(meta: PatchMeta) -> list[str]:
     return rewrite_paths(meta.file)
 
 
-def run_diff(meta: PatchMeta, read: Reader, blobs: Blobs, *, explain: bool = False) -> PatchResult:
+def run_diff(
+    meta: PatchMeta,
+    read: Reader,
+    blobs: Blobs,
+    *,
+    explain: bool = False,
+    finder: Finder | None = None,
+) -> PatchResult:
     file_patches = parse_diff(meta.file.read_bytes(), meta.file)
     label = f"patch {meta.id}"
     results: list[FileResult] = [
-        apply_file(fp, read, blobs.read, blobs.merge, label, explain=explain) for fp in file_patches
+        apply_file(fp, read, blobs.read, blobs.merge, label, explain=explain, finder=finder)
+        for fp in file_patches
     ]
     return combine(meta.id, results)
 
@@ -111,13 +120,15 @@ def run_patch(
     listing: Lister | None = None,
     *,
     explain: bool = False,
+    finder: Finder | None = None,
 ) -> PatchResult:
     """One patch against the files as ``read`` gives them; failures are values. A rewrite also
-    looks for moved code in the files ``listing`` names; ``explain`` names every hunk's scope
-    path, parsing files placement itself did not need."""
+    looks for moved code in the files ``listing`` names; a diff follows moved code through
+    ``finder``; ``explain`` names every hunk's scope path, parsing files placement itself did
+    not need."""
     try:
         if meta.kind is PatchKind.DIFF:
-            return run_diff(meta, read, blobs, explain=explain)
+            return run_diff(meta, read, blobs, explain=explain, finder=finder)
         from patchkit.engine.rewrite import run_rewrite_patch
 
         return run_rewrite_patch(meta.id, meta.file, read, listing)

@@ -8,6 +8,7 @@ but ``applied``, ``carried`` or ``upstreamed`` nothing is written.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,8 +45,9 @@ class _BaseBlobs(Blobs):
     """Blobs of the checkout's repository, and the base commit's files by (abbreviated) id, so
     a diff without full index lines still gets its three-way base."""
 
-    def __init__(self, repo: Path, base_files: dict[str, bytes]) -> None:
-        super().__init__([repo])
+    def __init__(self, repo: GitRepo, base_files: dict[str, bytes]) -> None:
+        super().__init__([])
+        self._repos = [repo]  # the port's own repository: one cat-file process for all reads
         self._by_id = {blob_id(c): c for c in base_files.values()}
 
     def read(self, sha: str) -> bytes | None:
@@ -54,6 +56,24 @@ class _BaseBlobs(Blobs):
             return found
         hits = [c for i, c in self._by_id.items() if i.startswith(sha)]
         return hits[0] if len(hits) == 1 else None
+
+
+@dataclass
+class _GitFinder:
+    """Where moved code went in the checkout: renames since the base commit, files holding a
+    scope's first line. Asked only when a file or a scope is gone."""
+
+    repo: GitRepo
+    base: str
+    _renames: dict[str, str] | None = None
+
+    def renamed(self, path: str) -> str | None:
+        if self._renames is None:
+            self._renames = self.repo.renames(self.base, "HEAD")
+        return self._renames.get(path)
+
+    def files_with(self, text: str, patterns: Sequence[str]) -> list[str]:
+        return self.repo.files_with(text, patterns)
 
 
 def port(
@@ -73,11 +93,10 @@ def port(
     with GitRepo(tree.root) as repo:
         base = _resolve(repo, base_commit)
         base_files = repo.read_files(base, paths)
-    blobs = _BaseBlobs(tree.root, base_files)
-    try:
-        result = run_patch(meta, tree.read, blobs, explain=explain)
-    finally:
-        blobs.close()
+        blobs = _BaseBlobs(repo, base_files)
+        finder = _GitFinder(repo, base)
+        result = run_patch(meta, tree.read, blobs, explain=explain, finder=finder)
+        paths = [*paths, *(c.path for c in result.changes if c.path not in paths)]
     outcome = _outcome(result, tree, base_files, paths)
     written: tuple[str, ...] = ()
     refreshed = None

@@ -4,7 +4,15 @@
 without a grammar here); ``tree.scope_path(line)`` names the scope a line sits in.
 """
 
-from patchkit.engine.structure.languages import language_of
+from patchkit.engine.structure.languages import language_of, same_language_patterns
 from patchkit.engine.structure.scopes import Scope, ScopePath, ScopeTree, parse_scopes, scopes_for
 
-__all__ = ["Scope", "ScopePath", "ScopeTree", "language_of", "parse_scopes", "scopes_for"]
+__all__ = [
+    "Scope",
+    "ScopePath",
+    "ScopeTree",
+    "language_of",
+    "parse_scopes",
+    "same_language_patterns",
+    "scopes_for",
+]

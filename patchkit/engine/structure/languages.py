@@ -95,3 +95,17 @@ def grammar(name: str) -> Grammar:
     kinds = [k for k in SCOPE_KINDS[name] if language.id_for_node_kind(k, True) is not None]
     query = tree_sitter.Query(language, "[" + " ".join(f"({k})" for k in kinds) + "] @scope")
     return Grammar(name, tree_sitter.Parser(language), query)
+
+
+def same_language_patterns(path: str) -> list[str]:
+    """Pathspecs for the files read with the same grammar as ``path`` (code moves between
+    ``.h`` and ``.cuh`` files); just ``path``'s own suffix for a language without one."""
+    language = language_of(path)
+    if language is None:
+        suffix = PurePosixPath(path).suffix
+        return [f"*{suffix}"] if suffix else []
+    patterns = [f"*{s}" for s, lang in _BY_SUFFIX.items() if lang == language]
+    if language in ("cuda", "cpp"):  # CUDA and C++ headers hold each other's code
+        other = "cpp" if language == "cuda" else "cuda"
+        patterns += [f"*{s}" for s, lang in _BY_SUFFIX.items() if lang == other]
+    return patterns + (["CMakeLists.txt"] if language == "cmake" else [])
