@@ -44,7 +44,11 @@ def test_a_renamed_file_is_followed(tmp_path: Path) -> None:
     assert (up.path / "pkg/core.py").read_text() == "# moved\n" + PATCHED
     assert report.written == ("pkg/core.py",) and not (up.path / "pkg/mod.py").exists()
     (mark,) = report.result.placements
-    assert (mark.path, mark.moved_from, mark.scope) == ("pkg/core.py", "pkg/mod.py", ("def compute",))
+    assert (mark.path, mark.moved_from, mark.scope) == (
+        "pkg/core.py",
+        "pkg/mod.py",
+        ("def compute",),
+    )
 
 
 def test_a_function_moved_to_another_file_is_followed(tmp_path: Path) -> None:
