@@ -88,7 +88,7 @@ def _verify_after_apply(
     from patchkit.ops.verify import raise_for, verify_applied
 
     report = verify_applied(tree=tree, lock=project.lock, patches=patches, python=args.python)
-    render(report, as_json=args.json)
+    render(report, as_json=args.json, python=args.python)
     raise_for(report)
 
 

@@ -31,7 +31,14 @@ def add_verify_args(parser: argparse.ArgumentParser) -> None:
     add("--python", default=sys.executable, metavar="PATH", help="interpreter for the tests")
     add("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S", help="per patch run")
     add("--strict", action="store_true", help="a patch whose tests could not run fails too")
-    add("--no-record", action="store_true", help="do not add to patchsets/<set>/verification.json")
+    record = parser.add_mutually_exclusive_group()
+    record.add_argument(
+        "--record",
+        action="store_true",
+        help="add the runs to patchsets/<set>/verification.json (tracked) to commit them; "
+        "by default they are kept in patchkit's cache, where status reads them",
+    )
+    record.add_argument("--no-record", action="store_true", help="keep no record of the runs")
     add("--json", action="store_true", help="machine-readable output")
     add(
         "--bench",
@@ -59,11 +66,12 @@ def verify_cmd(args: argparse.Namespace) -> int:
         only=args.only,
         python=args.python,
         record=not args.no_record,
+        tracked=args.record,
         timeout_s=args.timeout,
         bench=args.bench,
         baseline=args.baseline,
     )
-    render(report, as_json=args.json)
+    render(report, as_json=args.json, python=args.python)
     raise_for(report, strict=args.strict)
     return 0
 
@@ -71,7 +79,29 @@ def verify_cmd(args: argparse.Namespace) -> int:
 _STYLE = {Result.PASSED: "green", Result.FAILED: "red", Result.NOT_RUN: "yellow"}
 
 
-def render(report: VerifyReport, *, as_json: bool = False) -> None:
+def missing_hint(report: VerifyReport, python: str) -> str | None:
+    """How to get the modules the tests could not import: into the interpreter that runs the
+    tests (``--python``), never into patchkit's own environment."""
+    missing = sorted(
+        {
+            reason.split("dependency missing: ", 1)[1].split()[0].rstrip(";,)")
+            for v in report.verdicts
+            for o in v.tests
+            for reason in [o.reason]
+            if "dependency missing: " in reason
+        }
+    )
+    if not missing:
+        return None
+    names = " ".join(missing)
+    return (
+        f"not installed for the interpreter that runs the tests ({python}): {names}; "
+        f"`{python} -m pip install {names}` there (or pass --python with one that has them), "
+        "then verify again"
+    )
+
+
+def render(report: VerifyReport, *, as_json: bool = False, python: str | None = None) -> None:
     from rich.table import Table
 
     from patchkit.cli.render import console, print_json
@@ -89,6 +119,9 @@ def render(report: VerifyReport, *, as_json: bool = False) -> None:
     benches = [(r.patch, b) for r in report.records for b in r.bench]
     if benches:
         console.print(bench_table(benches))
+    hint = missing_hint(report, python or sys.executable)
+    if hint:
+        console.print(f"[yellow]to run the tests not run:[/] {hint}", soft_wrap=True)
     for path in report.written:
         console.print(f"recorded in {path}")
 

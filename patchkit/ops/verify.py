@@ -51,6 +51,7 @@ def verify(
     environment: Environment | None = None,
     tree_commit: str | None = None,
     record: bool = True,
+    tracked: bool = False,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     clock: Callable[[], datetime] = _utcnow,
     has_upstream_tests: bool = True,
@@ -59,8 +60,9 @@ def verify(
     """Run each patch's declared tests against the patched tree at ``tree_root``.
 
     Outcomes are values; nothing raises for a failed test (see ``raise_for``). With ``record``,
-    each patch's result is added to ``patchsets/<set>/verification.json``. With ``bench``
-    (``ops.verify_bench.bench_with``), each patch's benchmark figures go into its record.
+    each patch's result is kept: in patchkit's cache, or with ``tracked`` in the set's
+    ``verification.json`` (committed by choice). With ``bench`` (``ops.verify_bench.bench_with``),
+    each patch's benchmark figures go into its record.
     """
     python = python or sys.executable
     env = environment or probe_environment(python)
@@ -71,15 +73,17 @@ def verify(
         verdicts.append(verdict)
         found = to_record(meta, verdict, lock, env, tree_commit, clock())
         records.append(replace(found, bench=bench(meta)) if bench and meta.benches else found)
-    written = _write(patches, records) if record else ()
+    written = _write(patches, records, tracked) if record else ()
     return VerifyReport(env, tuple(verdicts), tuple(records), written)
 
 
-def _write(patches: Sequence[PatchMeta], records: Sequence[Record]) -> tuple[Path, ...]:
+def _write(
+    patches: Sequence[PatchMeta], records: Sequence[Record], tracked: bool
+) -> tuple[Path, ...]:
     by_set: dict[Path, list[Record]] = {}
     for meta, rec in zip(patches, records, strict=True):
         by_set.setdefault(set_root_of(meta), []).append(rec)
-    return tuple(add_records(root, recs) for root, recs in by_set.items())
+    return tuple(add_records(root, recs, tracked=tracked) for root, recs in by_set.items())
 
 
 # -- after apply, and the command line --------------------------------------------------------
@@ -94,6 +98,7 @@ def verify_applied(
     python: str | None = None,
     environment: Environment | None = None,
     record: bool = True,
+    tracked: bool = False,
     timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> VerifyReport:
     """For ``apply --verify``: verify the patches just applied to ``tree``, and keep the outcome
@@ -108,6 +113,7 @@ def verify_applied(
         tree_commit=tree_commit(tree),
         has_upstream_tests=tree.kind != "installed",
         record=record,
+        tracked=tracked,
         timeout_s=timeout_s,
     )
     record_in_state(tree.state_dir, report.records)
@@ -121,7 +127,7 @@ def raise_for(report: VerifyReport, *, strict: bool = False) -> None:
         raise VerificationFailed(
             f"verification failed for {', '.join(v.patch_id for v in failed)}",
             hint="see the report above: fix the patch or its test, apply again, then "
-            "`patchkit verify` (the failure is recorded in verification.json)",
+            "`patchkit verify` (the failure is recorded with the set's runs: `patchkit status`)",
         )
     not_run = report.having(Result.NOT_RUN)
     if strict and not_run:
@@ -152,6 +158,7 @@ def verify_target(
     only: Sequence[str] = (),
     python: str | None = None,
     record: bool = True,
+    tracked: bool = False,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     bench: bool = False,
     baseline: Path | None = None,
@@ -179,6 +186,7 @@ def verify_target(
             tree_commit=tree_commit(tree),
             has_upstream_tests=tree.kind != "installed",
             record=record,
+            tracked=tracked,
             timeout_s=timeout_s,
             bench=timed,
         )

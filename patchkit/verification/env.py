@@ -22,6 +22,7 @@ import subprocess
 import tempfile
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -288,3 +289,24 @@ def skip_reason(message: str) -> str:
     name, why = match.group(1), match.group(2).strip()
     plain = why in (f"No module named '{name}'", "")
     return f"dependency missing: {name}" + ("" if plain else f" ({why.splitlines()[0]})")
+
+
+# What makes a test unable to run here, as opposed to a test that ran and failed: a module the
+# tests import (or their conftest.py) is not installed for the interpreter, or there is no GPU.
+_MISSING_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '([\w.]+)'")
+_NO_GPU = re.compile(
+    r"Found no NVIDIA driver|no CUDA GPUs are available|CUDA driver initialization failed|"
+    r"Torch not compiled with CUDA enabled|libcuda\.so[.\d]*: cannot open shared object file"
+)
+
+
+def environment_problem(output: str, errors: Sequence[str] = ()) -> str | None:
+    """ "dependency missing: X" or "no GPU" when a collection error or a test's error shows the
+    environment cannot run the tests at all; None when nothing says so."""
+    for text in (*errors, output):
+        missing = _MISSING_MODULE.search(text)
+        if missing:
+            return f"dependency missing: {missing.group(1).split('.')[0]}"
+        if _NO_GPU.search(text):
+            return "no GPU"
+    return None

@@ -8,12 +8,14 @@ per patch and environment kind are kept.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from patchkit.cache import cache_dir
 from patchkit.errors import ConfigError
 from patchkit.model import LockEntry, PatchMeta
 from patchkit.patchset import patch_digest
@@ -107,12 +109,24 @@ def set_root_of(patch: PatchMeta) -> Path:
     raise ConfigError(f"{patch.meta_file}: no patchset.toml above it for patch {patch.id}")
 
 
-def records_path(set_root: Path) -> Path:
-    return set_root / RECORDS_NAME
+def records_path(set_root: Path, *, tracked: bool = True) -> Path:
+    """The set's tracked records (``patchsets/<set>/verification.json``, committed by choice:
+    ``verify --record``), or (``tracked=False``) this machine's, kept in patchkit's cache so
+    that normal use leaves the working copy clean."""
+    if tracked:
+        return set_root / RECORDS_NAME
+    key = hashlib.sha256(str(set_root.resolve()).encode()).hexdigest()[:16]
+    return cache_dir("records") / f"{set_root.name}-{key}.json"
 
 
 def load_records(set_root: Path) -> list[Record]:
-    path = records_path(set_root)
+    """Every record of the set, the tracked ones and this machine's, oldest first."""
+    both = [*_read(records_path(set_root)), *_read(records_path(set_root, tracked=False))]
+    unique = {(r.time, r.patch, r.environment.kind): r for r in both}
+    return sorted(unique.values(), key=_key)
+
+
+def _read(path: Path) -> list[Record]:
     try:
         raw = json.loads(path.read_text())
     except FileNotFoundError:
@@ -148,10 +162,14 @@ def render_records(records: Sequence[Record]) -> str:
     return json.dumps([r.to_json() for r in records], indent=2, sort_keys=True) + "\n"
 
 
-def add_records(set_root: Path, new: Sequence[Record], *, keep: int = KEEP) -> Path:
-    """Merge ``new`` into the set's records file (sorted, capped) and write it atomically."""
-    path = records_path(set_root)
-    text = render_records(_capped([*load_records(set_root), *new], keep))
+def add_records(
+    set_root: Path, new: Sequence[Record], *, keep: int = KEEP, tracked: bool = True
+) -> Path:
+    """Merge ``new`` into the set's tracked records file, or this machine's (sorted, capped),
+    and write it atomically."""
+    path = records_path(set_root, tracked=tracked)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = render_records(_capped([*_read(path), *new], keep))
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text)
     tmp.replace(path)

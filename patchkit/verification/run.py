@@ -30,6 +30,7 @@ from patchkit.verification.env import (
     Runner,
     TestJob,
     capability_text,
+    environment_problem,
     parse_junit,
     skip_reason,
 )
@@ -126,6 +127,11 @@ def _any_failed(cases: Sequence[CaseResult]) -> bool:
 
 def spec_outcome(spec: TestSpec, cases: Sequence[CaseResult], job: JobResult) -> TestOutcome:
     mine = tuple(c for c in cases if _belongs(c.node, spec.node))
+    unavailable = environment_problem(
+        job.output, [c.message for c in cases if c.outcome == "error"]
+    )
+    if unavailable and not any(c.outcome == "failed" for c in mine):
+        return TestOutcome(spec.node, spec.where, Result.NOT_RUN, unavailable, mine)
     if not mine or job.error:
         return _job_broke(spec, job)
     bad = [c for c in mine if c.outcome in ("failed", "error")]

@@ -154,6 +154,33 @@ def test_missing_dependency_is_not_run_never_passed(scenario: Scenario) -> None:
     assert verdict.tests[1].result is Result.NOT_RUN
 
 
+def test_a_module_the_tests_import_not_installed_is_not_run_not_failed(scenario: Scenario) -> None:
+    """A collection error for a missing module (as vLLM's conftest importing tblib) says the
+    environment cannot run the tests: not run, with the module named, never a failure."""
+    (scenario.set_root / "tests" / "test_imports_missing.py").write_text(
+        "import tblib_not_installed_here\n\ndef test_x():\n    pass\n"
+    )
+    declare(scenario, "fix-shout", set_test("test_imports_missing.py"))
+    scenario.apply()
+    (verdict,) = run(scenario, record=False, only="fix-shout").verdicts
+    missing = verdict.tests[1]
+    assert (missing.result, missing.reason) == (
+        Result.NOT_RUN,
+        "dependency missing: tblib_not_installed_here",
+    )
+    raise_for(run(scenario, record=False, only="fix-shout"))  # no exit 7
+
+
+def test_a_failing_test_is_still_a_failure_beside_a_missing_module() -> None:
+    from patchkit.verification.env import environment_problem
+
+    assert environment_problem("E   ModuleNotFoundError: No module named 'tblib'") == (
+        "dependency missing: tblib"
+    )
+    assert environment_problem("RuntimeError: Found no NVIDIA driver on your system") == "no GPU"
+    assert environment_problem("AssertionError: assert -1 == 5") is None
+
+
 def test_one_test_of_a_module_skipped_at_import_is_not_run(scenario: Scenario) -> None:
     declare(scenario, "fix-shout", set_test("test_needs_dep.py::test_never"))
     scenario.apply()
@@ -273,7 +300,7 @@ def test_skip_reasons() -> None:
 def test_records_written_stable_and_read_back(scenario: Scenario) -> None:
     scenario.apply()
     clock = Clock()
-    report = run(scenario, H100, clock=clock)
+    report = run(scenario, H100, clock=clock, tracked=True)
     path = records_path(scenario.set_root)
     assert report.written == (path,)
     raw = json.loads(path.read_text())
@@ -303,10 +330,27 @@ def test_records_written_stable_and_read_back(scenario: Scenario) -> None:
 
     add_records(scenario.set_root, [])
     assert path.read_text() == text
-    run(scenario, NO_GPU, clock=clock, runner=CannedRunner())
+    run(scenario, NO_GPU, clock=clock, runner=CannedRunner())  # kept in the cache
+    assert path.read_text() == text
     latest = last_results(scenario.set_root, "fix-add")
     assert [r.environment.kind for r in latest] == ["NVIDIA H100 80GB HBM3 (sm_90)", "cpu"]
     assert latest[0] == load_records(scenario.set_root)[0]
+
+
+def test_runs_are_kept_in_the_cache_and_the_tracked_file_only_when_asked(
+    scenario: Scenario,
+) -> None:
+    scenario.apply()
+    tracked = records_path(scenario.set_root)
+    before = sorted(p.name for p in scenario.set_root.iterdir())
+    report = run(scenario, NO_GPU, runner=CannedRunner())
+    assert report.written == (records_path(scenario.set_root, tracked=False),)
+    assert not tracked.exists()
+    assert sorted(p.name for p in scenario.set_root.iterdir()) == before  # working copy clean
+    assert [r.patch for r in load_records(scenario.set_root)] == ["fix-add", "fix-shout"]
+    run(scenario, H100, runner=CannedRunner(), tracked=True)
+    assert {r["patch"] for r in json.loads(tracked.read_text())} == {"fix-add", "fix-shout"}
+    assert len(load_records(scenario.set_root)) == 4  # both, each once
 
 
 def test_records_capped_per_patch_and_environment(scenario: Scenario) -> None:
@@ -371,6 +415,9 @@ def test_cli_refuses_an_unpatched_tree_then_verifies(
     assert verify_cmd(_cli(scenario, "--json", "--only", "fix-add")) == 0
     out = json.loads(capsys.readouterr().out)
     assert [(p["patch"], p["result"]) for p in out["patches"]] == [("fix-add", "passed")]
+    assert out["recorded_in"] == [str(records_path(scenario.set_root, tracked=False))]
+    assert verify_cmd(_cli(scenario, "--json", "--only", "fix-add", "--record")) == 0
+    out = json.loads(capsys.readouterr().out)
     assert out["recorded_in"] == [str(records_path(scenario.set_root))]
 
 
