@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from patchkit.errors import ImportRefused
+from patchkit.errors import ImportRefused, PatchkitError
 from patchkit.importers.diffs import is_git_diff, looks_like_diff, map_diff
 from patchkit.importers.meta import comment_meta, parse_dep3, parse_mail
 from patchkit.importers.model import Candidate, Form, Meta, Origin
@@ -34,9 +34,14 @@ def read_source(spec: str, target: str) -> list[Candidate]:
         if path.is_file():
             return _file(path, target)
         raise ImportRefused(f"{spec}: no such file or directory, and not a commit range A..B")
-    except ImportRefused as exc:
-        form = _guess_form(path)
-        return [Candidate(path.stem or spec, form, path, Meta(), refused=exc.message)]
+    except PatchkitError as exc:
+        return [_refused(spec, path, exc.message)]
+    except (ValueError, UnicodeError, OSError, SyntaxError, RecursionError) as exc:
+        return [_refused(spec, path, f"{spec}: cannot be read ({type(exc).__name__}: {exc})")]
+
+
+def _refused(spec: str, path: Path, why: str) -> Candidate:
+    return Candidate(path.stem or spec, _guess_form(path), path, Meta(), refused=why)
 
 
 def _guess_form(path: Path) -> Form:

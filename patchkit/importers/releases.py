@@ -18,6 +18,7 @@ from packaging.version import InvalidVersion, Version
 from patchkit.errors import SourceError
 from patchkit.gitrepo import GitRepo
 from patchkit.model import LockEntry
+from patchkit.upstream.index import PackageIndex
 from patchkit.upstream.sources import ReleaseStore, available_releases, package_of
 
 
@@ -94,10 +95,10 @@ def from_repository(repo: GitRepo, lock_rev: str, lock_label: str) -> Releases:
     return Releases(repo, local[0], local)
 
 
-def from_index(entry: LockEntry) -> Releases:
+def from_index(entry: LockEntry, index: PackageIndex | None = None) -> Releases:
     """The releases of an index-sourced target in patchkit's cache (the locked one fetched if
     it is not there yet); more come from the index only when asked for."""
-    store = ReleaseStore(entry.name, package_of(entry))
+    store = ReleaseStore(entry.name, package_of(entry), index=index)
     lock_commit = store.ensure_release(entry.version)
     local = []
     for version, tag in sorted(store.fetched().items()):
@@ -109,4 +110,7 @@ def from_index(entry: LockEntry) -> Releases:
     def fetch_one(version: str) -> Release:
         return Release(version, store.ensure_release(version))
 
-    return Releases(store.repo, lock, local, lambda: available_releases(entry), fetch_one)
+    def remote() -> list[str]:
+        return available_releases(entry, index=store.index)
+
+    return Releases(store.repo, lock, local, remote, fetch_one)

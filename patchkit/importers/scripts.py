@@ -72,6 +72,8 @@ def read_script(source: bytes, where: Path, target: str) -> tuple[FileEdits, ...
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         raise ImportRefused(f"{where}: not valid Python ({exc.message})") from None
+    except (SyntaxError, UnicodeDecodeError) as exc:
+        raise ImportRefused(f"{where}: not Python that can be read ({exc})") from None
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
     run = _Run(frozenset({target, *_package_names(target)}))
