@@ -97,6 +97,12 @@ COMMANDS = (
         "patchkit.cli.import_:export_series_cmd",
     ),
     Command(
+        "matrix",
+        "every patch x every upstream release: the outcome in each, as HTML, Markdown or JSON",
+        "patchkit.cli.matrix:add_matrix_args",
+        "patchkit.cli.matrix:matrix_cmd",
+    ),
+    Command(
         "export-pr",
         "one upstream-ready branch per patch, with its commit message and PR text",
         "patchkit.cli.export:add_export_args",

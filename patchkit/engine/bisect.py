@@ -187,21 +187,30 @@ class Prober:
             commit = self.history.commit(point)
             repo = self.history.repo
             overlay = Overlay(read_at(repo, commit), listing=list_at(repo, commit))
-            chain = self._chain(patch_id)
+            chain = chain_for(self.patches, patch_id)
             for result in run_series(chain, overlay, self.blobs, stop_on_failure=False):
                 done[result.patch_id] = result
         return done[patch_id].outcome
 
-    def _chain(self, patch_id: str) -> list[PatchMeta]:
-        index = next(i for i, p in enumerate(self.patches) if p.id == patch_id)
-        chain = [self.patches[index]]
-        needed = set(_paths(chain[0]))
-        for meta in reversed(self.patches[:index]):
-            paths = set(_paths(meta))
-            if paths & needed:
-                chain.insert(0, meta)
-                needed |= paths
-        return chain
+
+def chain_for(patches: Sequence[PatchMeta], patch_id: str) -> list[PatchMeta]:
+    """The patch and the earlier patches that share files with it (transitively): all that can
+    change its outcome, in series order."""
+    index = next(i for i, p in enumerate(patches) if p.id == patch_id)
+    chain = [patches[index]]
+    needed = set(_paths(chain[0]))
+    for meta in reversed(patches[:index]):
+        paths = set(_paths(meta))
+        if paths & needed:
+            chain.insert(0, meta)
+            needed |= paths
+    return chain
+
+
+def same_files(repo: GitRepo, old: str, new: str, paths: Sequence[str]) -> bool:
+    """The files are the same blobs at commits ``old`` and ``new`` (a patch on them applies as
+    written: ``applied``, not ``carried``)."""
+    return bool(paths) and repo.ls_tree(old, paths) == repo.ls_tree(new, paths)
 
 
 def _paths(meta: PatchMeta) -> list[str]:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +68,23 @@ def _tally(raw: dict[str, Any]) -> Tally:
     )  # fmt: skip
 
 
+_WRITES = [True]  # the last entry says whether results are stored (see writes)
+
+
+@contextlib.contextmanager
+def writes(enabled: bool) -> Iterator[None]:
+    """Within the block, results are read from the cache but not stored (the matrix probes many
+    releases and must leave nothing in the cache but the releases)."""
+    _WRITES.append(enabled)
+    try:
+        yield
+    finally:
+        _WRITES.pop()
+
+
 def store(module_sha: str, classes: tuple[str, ...], run: FileRun, data: bytes) -> None:
+    if not _WRITES[-1]:
+        return
     meta_file, out_file = _cache_files(module_sha, run.path, classes, data)
     meta = {
         "failure": run.failure,

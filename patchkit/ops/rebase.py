@@ -25,6 +25,7 @@ from patchkit.engine.bisect import (
     list_at,
     open_history,
     read_at,
+    same_files,
     trace_patch,
 )
 from patchkit.engine.deltas import change_deltas
@@ -224,11 +225,8 @@ def _worktree_fixes(run: _Run, stopped: Sequence[str]) -> dict[str, dict[str, by
 # -- judging ----------------------------------------------------------------------------------
 def _unchanged(run: _Run, paths: Sequence[str]) -> bool:
     """The files are the same blobs in the old and the new upstream."""
-    if not paths:
-        return False
-    repo = run.history.repo
-    old = repo.ls_tree(run.history.commit(run.old), paths)
-    return old == repo.ls_tree(run.history.commit(run.new), paths)
+    history = run.history
+    return same_files(history.repo, history.commit(run.old), history.commit(run.new), paths)
 
 
 def _judge(run: _Run, ev: _Eval, prober: Callable[[], Prober]) -> PatchRebase:

@@ -1,0 +1,190 @@
+"""One cell of the matrix: one patch at one upstream release, computed on blobs in memory.
+
+A :class:`CellJob` is a plain value (the lock entry, the release, the patch and the earlier
+patches that share files with it, with their bytes), so it runs the same here, in a process
+pool or as a Ray task on another machine. The worker reads the release from its own cache
+(fetching it there once if missing), runs the patches with the rebase prober (the very
+evaluation ``rebase`` and its bisection use), and returns a :class:`CellValue`. Nothing is
+checked out, and nothing is written but the release itself when it was missing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import enum
+import functools
+import hashlib
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from patchkit.engine import rewrite_cache, series
+from patchkit.engine.bisect import History, IndexHistory, Point, Prober, open_history, same_files
+from patchkit.engine.series import Blobs, touched_paths
+from patchkit.model import LockEntry, Outcome, PatchMeta, PatchResult, SourceKind
+from patchkit.upstream.sources import ReleaseStore, package_of
+from patchkit.workspace.tree import sha256
+
+
+@dataclass(frozen=True)
+class PatchFile:
+    meta: PatchMeta
+    content: bytes  # the patch file's bytes: a worker without the project writes them out
+
+    @classmethod
+    def of(cls, meta: PatchMeta) -> PatchFile:
+        return cls(meta, meta.file.read_bytes())
+
+
+@dataclass(frozen=True)
+class CellJob:
+    entry: LockEntry
+    base: Point  # the locked release: its files tell applied from carried
+    point: Point  # the release of this cell
+    chain: tuple[PatchFile, ...]  # the earlier patches sharing files with it, then the patch
+    key: str  # the cell's key in the store (see :func:`cell_key`)
+
+    @property
+    def patch_id(self) -> str:
+        return self.chain[-1].meta.id
+
+
+@dataclass(frozen=True)
+class CellValue:
+    outcome: str  # an Outcome value
+    step: str  # the engine step that produced it
+    detail: dict[str, Any] = field(default_factory=dict)  # whatever the outcome value carries
+    seconds: float = 0.0  # how long it took to compute
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> CellValue:
+        return cls(**raw)
+
+
+@functools.cache
+def engine_version() -> str:
+    """Hash of the engine's own source: a changed engine never reuses an old cell."""
+    digest = hashlib.sha256()
+    for file in sorted(Path(series.__file__).parent.glob("*.py")):
+        digest.update(file.name.encode() + b"\0" + file.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def release_id(entry: LockEntry, point: Point) -> str:
+    """What names a release on every machine: an index release is immutable by version; a git
+    point is its commit."""
+    if entry.source.kind is SourceKind.INDEX:
+        return f"{package_of(entry)}=={point.ref}"
+    return point.ref
+
+
+def cell_key(entry: LockEntry, base: Point, point: Point, chain: Sequence[PatchFile]) -> str:
+    """(the patch's sha256 with the patches it runs after, the release, the engine version),
+    and the locked base it is judged against."""
+    parts = [engine_version(), release_id(entry, base), release_id(entry, point)]
+    parts += [f"{p.meta.id}:{sha256(p.content)}" for p in chain]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+# -- on the worker ----------------------------------------------------------------------------
+def compute_cell(job: CellJob) -> CellValue:
+    """The outcome of ``job``'s patch at ``job.point``; never raises for a broken patch."""
+    start = time.perf_counter()
+    with _materialised(job.chain) as metas, _history(job.entry, job) as history:
+        base, commit = history.commit(job.base), history.commit(job.point)
+        blobs = Blobs([history.repo.path])
+        try:
+            with rewrite_cache.writes(False):  # nothing left in the cache but the releases
+                prober = Prober(history, metas, blobs)
+                prober.outcome(job.point, job.patch_id)
+            result = prober.runs[job.point.ref][job.patch_id]
+            outcome = result.outcome
+            paths = _paths(metas[-1])
+            if outcome is Outcome.APPLIED and not same_files(history.repo, base, commit, paths):
+                outcome = Outcome.CARRIED
+        finally:
+            blobs.close()
+    seconds = round(time.perf_counter() - start, 3)
+    return CellValue(outcome.value, result.step.value, result_detail(result), seconds)
+
+
+def _paths(meta: PatchMeta) -> list[str]:
+    try:
+        return touched_paths(meta)
+    except Exception:
+        return []
+
+
+@contextlib.contextmanager
+def _history(entry: LockEntry, job: CellJob) -> Iterator[History]:
+    """This machine's history of the target: releases come from its own cache."""
+    history: History
+    if entry.source.kind is SourceKind.INDEX:
+        store = ReleaseStore(entry.name, package_of(entry))
+        history = IndexHistory(entry, store, [job.base.ref, job.point.ref])
+    else:
+        history = open_history(entry)
+        history.resolve(job.base.ref)  # a git mirror fetches what it lacks
+        history.resolve(job.point.ref)
+    try:
+        yield history
+    finally:
+        history.close()
+
+
+@contextlib.contextmanager
+def _materialised(chain: Sequence[PatchFile]) -> Iterator[list[PatchMeta]]:
+    """The chain's patches as files: the project's own when they are there with these bytes,
+    else written to a temporary directory for the duration of the cell."""
+    if all(_is_there(p) for p in chain):
+        yield [p.meta for p in chain]
+        return
+    with tempfile.TemporaryDirectory(prefix="patchkit-cell-") as tmp:
+        metas = []
+        for p in chain:
+            file = Path(tmp) / p.meta.set_name / p.meta.file.name
+            file.parent.mkdir(parents=True, exist_ok=True)
+            file.write_bytes(p.content)
+            metas.append(dataclasses.replace(p.meta, file=file))
+        yield metas
+
+
+def _is_there(patch: PatchFile) -> bool:
+    try:
+        return patch.meta.file.read_bytes() == patch.content
+    except OSError:
+        return False
+
+
+def result_detail(result: PatchResult) -> dict[str, Any]:
+    """Every field the outcome value carries (message, conflict hunks, explanations, ...),
+    as plain JSON values; file contents are left out."""
+    skip = {"patch_id", "outcome", "step", "changes", "conflicted"}
+    return {
+        f.name: plain(getattr(result, f.name))
+        for f in dataclasses.fields(result)
+        if f.name not in skip
+    }
+
+
+def plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, bytes):
+        return value.decode(errors="replace")
+    if isinstance(value, Path):
+        return str(value)
+    return value

@@ -1,0 +1,68 @@
+"""The matrix as Markdown, for issues and pull requests: one row per release, one column per
+patch (releases outnumber patches), then one line per patch: where it was absorbed or broke and
+where it was last verified."""
+
+from __future__ import annotations
+
+from patchkit.matrix.table import Cell, Matrix
+
+MARK = {
+    "applied": "✅",
+    "carried": "🔁",
+    "upstreamed": "⬆️",
+    "partly-upstreamed": "◐",
+    "conflict": "❌",
+    "gone": "🕳️",
+    "ambiguous": "❓",
+    "failed": "💥",
+}
+
+
+def render_markdown(matrix: Matrix) -> str:
+    ids = [r.patch for r in matrix.rows]
+    lines = [
+        f"**{matrix.target}**: {len(ids)} patches x {len(matrix.releases)} releases "
+        f"(locked at {matrix.locked}; engine {matrix.engine})",
+        "",
+        "| release | " + " | ".join(f"`{i}`" for i in ids) + " |",
+        "|---|" + "---|" * len(ids),
+    ]
+    for release in matrix.releases:
+        marks = [_cell(matrix.cell(pid, release)) for pid in ids]
+        lines.append(f"| {release} | " + " | ".join(marks) + " |")
+    lines += [
+        "",
+        "| patch | set | absorbed by | broke in | last verified |",
+        "|---|---|---|---|---|",
+    ]
+    for row in matrix.rows:
+        opt = " (opt-in)" if row.optional else ""
+        lines.append(
+            f"| `{row.patch}`{opt} | {row.set} | {row.absorbed_by or '-'} | "
+            f"{row.broken_by or '-'} | {_last_verified(matrix, row.patch)} |"
+        )
+    legend = ", ".join(f"{m} {o}" for o, m in MARK.items())
+    return "\n".join([*lines, "", legend, ""])
+
+
+def _cell(cell: Cell) -> str:
+    text = f"{MARK.get(cell.outcome, '')} {cell.outcome}"
+    if cell.verified:
+        text += " · " + ", ".join(
+            f"{_short(kind)} {v['result']}" for kind, v in sorted(cell.verified.items())
+        )
+    return text
+
+
+def _short(kind: str) -> str:
+    return kind.removeprefix("NVIDIA ").split(" (")[0]
+
+
+def _last_verified(matrix: Matrix, patch: str) -> str:
+    seen = [
+        f"{_short(kind)} {v['result']} on {c.release}" + (" (stale)" if v.get("stale") else "")
+        for c in matrix.cells
+        if c.patch == patch and c.verified
+        for kind, v in sorted(c.verified.items())
+    ]
+    return "; ".join(seen) or "-"

@@ -1,0 +1,227 @@
+"""patchkit matrix: every patch x every release, on blobs in memory. Upstream is a small
+repository whose tagged commits stand in for releases (a path source)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from patchkit.cache import cache_root
+from patchkit.matrix.cells import CellJob, CellValue, compute_cell
+from patchkit.matrix.execute import LocalPool, Serial
+from patchkit.matrix.markdown import render_markdown
+from patchkit.matrix.page import render_html
+from patchkit.matrix.store import CellStore
+from patchkit.matrix.table import Matrix
+from patchkit.ops.context import load_project
+from patchkit.ops.matrix import matrix
+from patchkit.verification.records import Record
+from testing.builders import Project, Upstream, run_git
+
+MOD = "def compute(a, b):\n    total = a + b\n    return total\n"
+TAIL = "def tail():\n    return 1\n"
+BUMPED = MOD.replace("total = a + b\n", "total = a + b + 1\n")
+
+
+class Releases:
+    """Upstream releases 1.0 (locked) to 1.4, a set with three patches, one of them opt-in:
+    ``bump`` applies, is carried, then upstream takes it; ``tail`` applies, then conflicts."""
+
+    def __init__(self, root: Path) -> None:
+        self.upstream = Upstream(root / "upstream")
+        files = {"pkg/mod.py": MOD, "pkg/tail.py": TAIL, "pkg/other.py": "X = 1\n"}
+        base = self.upstream.commit(files, "1.0")
+        run_git(self.upstream.path, "tag", "v1.0")
+        self.project = Project(root / "project", self.upstream, base)
+        self.root = self.project.path
+        diff = self.upstream.diff_of
+        self.project.add_diff("bump", diff({"pkg/mod.py": BUMPED}))
+        self.project.add_diff("tail", diff({"pkg/tail.py": TAIL.replace("return 1", "return 2")}))
+        self.project.add_diff("other", diff({"pkg/other.py": "X = 3\n"}))
+        meta = self.root / "patchsets" / "demo" / "patches" / "other.toml"
+        meta.write_text(meta.read_text() + "optional = true\n")
+        self.release("1.1", {"pkg/other.py": "X = 1\nY = 2\n"})
+        self.release("1.2", {"pkg/mod.py": "import os\n\n\n" + MOD, "pkg/tail.py": "#\n" + TAIL})
+        self.release("1.3", {"pkg/mod.py": "import os\n\n\n" + BUMPED})
+        self.release("1.4", {"pkg/tail.py": "#\n" + TAIL.replace("return 1", "return 9")})
+
+    def release(self, version: str, files: dict[str, str | bytes]) -> None:
+        self.upstream.commit(files, f"release {version}")
+        run_git(self.upstream.path, "tag", f"v{version}")
+
+    def matrix(self, **kw: object) -> Matrix:
+        store = kw.pop("store", None) or CellStore()
+        try:
+            return matrix(project=load_project(self.root), target="demo", store=store, **kw)  # type: ignore[arg-type]
+        finally:
+            store.close()
+
+
+@pytest.fixture
+def rel(tmp_path: Path) -> Releases:
+    return Releases(tmp_path)
+
+
+def rows(m: Matrix) -> dict[str, list[str]]:
+    return {r.patch: [m.cell(r.patch, rel).outcome for rel in m.releases] for r in m.rows}
+
+
+def test_every_patch_at_every_release_opt_in_included(rel: Releases) -> None:
+    m = rel.matrix(releases="v1.0..v1.4")
+    assert m.releases == ("1.0", "1.1", "1.2", "1.3", "1.4")
+    assert rows(m) == {
+        "bump": ["applied", "applied", "carried", "upstreamed", "upstreamed"],
+        "tail": ["applied", "applied", "carried", "carried", "conflict"],
+        "other": ["applied", "carried", "carried", "carried", "carried"],
+    }
+    row = {r.patch: r for r in m.rows}
+    assert (row["bump"].absorbed_by, row["bump"].broken_by) == ("1.3", None)
+    assert (row["tail"].absorbed_by, row["tail"].broken_by) == (None, "1.4")
+    assert row["other"].optional
+    assert m.cell("bump", "1.4").absorbed_by == "1.3"
+    conflict = m.cell("tail", "1.4").detail
+    assert conflict["details"] and conflict["details"][0]["path"] == "pkg/tail.py"
+
+
+def test_json_has_the_documented_shape(rel: Releases) -> None:
+    data = rel.matrix(releases="v1.0..v1.1").to_json()
+    json.dumps(data)  # plain values only
+    assert {"target", "releases", "cells"} <= data.keys()
+    assert data["target"] == "demo" and data["releases"] == ["1.0", "1.1"]
+    assert len(data["cells"]) == 6
+    for cell in data["cells"]:
+        assert {"patch", "release", "outcome", "absorbed_by", "verified"} <= cell.keys()
+
+
+def test_a_computed_cell_is_reused_and_a_changed_patch_is_not(rel: Releases) -> None:
+    first = rel.matrix(releases="v1.0..v1.2")
+    assert (first.run.computed, first.run.reused) == (9, 0)
+    again = rel.matrix(releases="v1.0..v1.3")
+    assert (again.run.computed, again.run.reused) == (3, 9)
+    patch = rel.root / "patchsets" / "demo" / "patches" / "bump.patch"
+    patch.write_bytes(patch.read_bytes() + b"")  # same bytes: still reused
+    other = rel.root / "patchsets" / "demo" / "patches" / "other.patch"
+    other.write_bytes(other.read_bytes().replace(b"X = 3", b"X = 4"))
+    changed = rel.matrix(releases="v1.0..v1.3")
+    assert (changed.run.computed, changed.run.reused) == (4, 8)
+    assert rows(changed) == rows(again)
+
+
+def test_nothing_checked_out_and_nothing_left_but_the_store(rel: Releases) -> None:
+    before = run_git(rel.upstream.path, "worktree", "list")
+    rel.matrix(releases="v1.0..v1.4")
+    assert run_git(rel.upstream.path, "worktree", "list") == before
+    assert run_git(rel.upstream.path, "status", "--porcelain") == b""
+    left = sorted(p.relative_to(cache_root()).as_posix() for p in cache_root().rglob("*"))
+    assert left == ["matrix", "matrix/cells.sqlite"]
+
+
+def test_a_process_pool_gives_the_same_cells(rel: Releases) -> None:
+    serial = rel.matrix(releases="v1.0..v1.4", executor=Serial(), store=_memory())
+    pooled = rel.matrix(releases="v1.0..v1.4", executor=LocalPool(2), store=_memory())
+    assert pooled.run.executor == "pool of 2"
+    assert rows(pooled) == rows(serial)
+    assert [c.detail for c in pooled.cells] == [c.detail for c in serial.cells]
+
+
+def test_a_cell_shipped_to_a_worker_without_the_project_is_the_same(rel: Releases) -> None:
+    import dataclasses
+
+    from patchkit.engine.bisect import Point, chain_for
+    from patchkit.matrix.cells import PatchFile, cell_key
+
+    project = load_project(rel.root)
+    entry = project.entry("demo")
+    patches = project.listed("demo")
+    chain = tuple(PatchFile.of(m) for m in chain_for(patches, "tail"))
+    tags = {
+        t: run_git(rel.upstream.path, "rev-parse", f"v{t}").decode().strip() for t in ("1.0", "1.4")
+    }
+    base, point = Point(tags["1.0"], tags["1.0"]), Point(tags["1.4"], tags["1.4"])
+    job = CellJob(entry, base, point, chain, cell_key(entry, base, point, chain))
+    here = compute_cell(job)
+    moved = tuple(
+        dataclasses.replace(
+            p, meta=dataclasses.replace(p.meta, file=Path("/nonexistent") / p.meta.file.name)
+        )
+        for p in chain
+    )
+    away = compute_cell(dataclasses.replace(job, chain=moved))
+    assert (here.outcome, here.detail) == (away.outcome, away.detail) and here.outcome == "conflict"
+
+
+def test_verification_records_show_per_gpu_kind(rel: Releases) -> None:
+    record = _record("bump", "1.0", gpu="NVIDIA H100 80GB HBM3", bench={"tok_s": 1234.5})
+    if "bench" not in Record.__dataclass_fields__:  # records carry bench figures from helper g on
+        del record["bench"]
+    (rel.root / "patchsets" / "demo" / "verification.json").write_text(json.dumps([record]))
+    m = rel.matrix(releases="v1.0..v1.1")
+    verified = m.cell("bump", "1.0").verified
+    assert verified is not None
+    ((kind, summary),) = verified.items()
+    assert kind.startswith("NVIDIA H100") and summary["result"] == "passed"
+    assert summary.get("bench") == record.get("bench") and summary["stale"] is True
+    assert m.cell("bump", "1.1").verified is None
+    assert "H100 80GB HBM3 passed" in render_markdown(m)
+
+
+def test_page_is_self_contained_with_cells_filters_and_details(rel: Releases) -> None:
+    page = render_html(rel.matrix(releases="v1.0..v1.4"))
+    assert "http://" not in page and "https://" not in page
+    assert page.count("<td class='cell") == 15
+    assert "class='f-set'" in page and "id='f-outcome-conflict'" in page
+    assert "<section class='detail' id='c-9'>" in page  # tail @ 1.4
+    assert "pkg/tail.py" in page
+
+
+def test_markdown_table(rel: Releases) -> None:
+    text = render_markdown(rel.matrix(releases="v1.0..v1.4"))
+    assert "| 1.4 | ⬆️ upstreamed | ❌ conflict | 🔁 carried |" in text
+    assert "| `bump` | demo | 1.3 | - | - |" in text
+
+
+def test_cli_writes_each_format_and_never_imports_ray(rel: Releases, tmp_path: Path) -> None:
+    out = tmp_path / "m.json"
+    code = (
+        "import sys\nfrom patchkit.cli import main\n"
+        f"rc = main(['matrix', '--target', 'demo', '--project', {str(rel.root)!r}, "
+        f"'--releases', 'v1.0..v1.2', '--out', {str(out)!r}])\n"
+        "assert 'ray' not in sys.modules, 'ray imported'\nsys.exit(rc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text())["releases"] == ["1.0", "1.1", "1.2"]
+    assert "9 cells computed" in done.stderr
+
+
+def _memory() -> CellStore:
+    from patchkit.matrix.store import MemoryStore
+
+    return MemoryStore()
+
+
+def _record(patch: str, version: str, *, gpu: str, bench: dict[str, float]) -> dict[str, object]:
+    return {
+        "patch": patch,
+        "digest": "0" * 64,
+        "target": "demo",
+        "lock_commit": "0" * 40,
+        "lock_version": version,
+        "tree_commit": None,
+        "result": "passed",
+        "reason": "",
+        "tests": [],
+        "environment": {"python": "3.12", "platform": "linux", "gpu": gpu, "capability": "9.0"},
+        "time": "2026-11-22T10:00:00Z",
+        "duration_s": 1.0,
+        "bench": bench,
+    }
+
+
+def test_values_round_trip() -> None:
+    value = CellValue("conflict", "three-way", {"message": "m", "details": []}, 0.5)
+    assert CellValue.from_json(json.loads(json.dumps(value.to_json()))) == value
