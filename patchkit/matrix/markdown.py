@@ -4,6 +4,8 @@ where it was last verified."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from patchkit.matrix.table import Cell, Matrix
 
 MARK = {
@@ -49,7 +51,7 @@ def _cell(cell: Cell) -> str:
     text = f"{MARK.get(cell.outcome, '')} {cell.outcome}"
     if cell.verified:
         text += " · " + ", ".join(
-            f"{_short(kind)} {v['result']}" for kind, v in sorted(cell.verified.items())
+            f"{_short(kind)} {v['result']}{_ratio(v)}" for kind, v in sorted(cell.verified.items())
         )
     return text
 
@@ -66,3 +68,9 @@ def _last_verified(matrix: Matrix, patch: str) -> str:
         for kind, v in sorted(c.verified.items())
     ]
     return "; ".join(seen) or "-"
+
+
+def _ratio(summary: dict[str, Any]) -> str:
+    """The benchmark ratios of a record ("x1.42"), where it has them."""
+    ratios = [b["ratio"] for b in summary.get("bench") or [] if b.get("ratio") is not None]
+    return " " + " ".join(f"x{r:.2f}" for r in ratios) if ratios else ""

@@ -178,6 +178,8 @@ def _verification(kind: str, v: dict[str, Any]) -> str:
     text = f"verified on {kind}: {v['result']}"
     text += f" ({v['reason']})" if v.get("reason") else ""
     text += f" at {v.get('time')}" + (", stale: the patch changed since" if v.get("stale") else "")
-    if v.get("bench"):
-        text += f"; bench {json.dumps(v['bench'], sort_keys=True)}"
+    for b in v.get("bench") or []:
+        text += f"; bench {b['bench']} {b['case']}: {b['status']}"
+        if b.get("ratio") is not None:
+            text += f", x{b['ratio']:.2f} {b['metric']}" + (" (slower)" if b.get("slower") else "")
     return text

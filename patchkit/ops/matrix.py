@@ -28,7 +28,7 @@ from patchkit.matrix.table import (
 from patchkit.model import LockEntry, PatchMeta, SourceKind
 from patchkit.ops.context import Project
 from patchkit.targets import commits_match
-from patchkit.verification.records import Record, load_records, set_root_of
+from patchkit.verification.records import BenchRecord, Record, load_records, set_root_of
 from patchkit.workspace.tree import sha256
 
 
@@ -168,7 +168,11 @@ def _summary(record: Record, digest: str) -> dict[str, Any]:
         "stale": record.digest != digest,  # the patch changed since
         "environment": record.environment.describe(),
     }
-    bench = getattr(record, "bench", None)  # benchmark figures, where the record has them
-    if bench:
-        summary["bench"] = bench
+    if record.bench:  # `verify --bench` figures: speed before and after the patch
+        summary["bench"] = [_bench(b) for b in record.bench]
     return summary
+
+
+def _bench(b: BenchRecord) -> dict[str, Any]:
+    keep = ("bench", "case", "metric", "status", "before", "after", "ratio", "slower")
+    return {k: getattr(b, k) for k in keep}
