@@ -61,6 +61,8 @@ def import_cmd(args: argparse.Namespace) -> int:
         print_json(_json(report))
     else:
         console.print(_table(report))
+        for line in _details(report):
+            console.print(line, markup=False, soft_wrap=True)
     return _exit(report)
 
 
@@ -93,24 +95,37 @@ def _json(report: ImportReport) -> dict:
 def _table(report: ImportReport) -> Table:
     title = f"import into {report.set_name} ({report.set_root}) — {report.target} at {report.lock}"
     table = Table(title=title, title_justify="left")
-    for column in ("patch", "form", "base (how)", "outcome at the lock", "files / notes"):
+    for column in ("patch", "form", "kind", "base", "outcome at the lock", "files"):
         table.add_column(column)
     for p in report.patches:
         style = _STYLE.get(p.outcome, "red")
         name = p.name + ("" if p.written else " (not written)")
-        base = f"{p.base or '—'}\n{p.base_how}" if p.base_how else "—"
-        notes = "\n".join([*p.files, *(m for m in [p.message] if m)])
-        notes += "".join(f"\nnot translated: {u}" for u in p.untranslated)
-        table.add_row(name, f"{p.form}\n{p.source}", base, f"[{style}]{p.outcome}[/]", notes)
+        outcome = f"[{style}]{p.outcome}[/]"
+        kind = p.kind if p.written else "—"
+        table.add_row(name, p.form, kind, p.base or "—", outcome, "\n".join(p.files))
     return table
+
+
+def _details(report: ImportReport) -> list[str]:
+    """Per patch, where it came from, how its base was found, and what was left behind."""
+    lines = []
+    for p in report.patches:
+        lines.append(f"{p.name}: from {p.source}")
+        if p.base_how:
+            lines.append(f"  base: {p.base_how}")
+        if p.message:
+            lines.append(f"  {p.message}")
+        lines += [f"  not translated: {u}" for u in p.untranslated]
+    if report.fetched:
+        lines.append(f"fetched to find bases: {', '.join(report.fetched)}")
+    return lines
 
 
 def _exit(report: ImportReport) -> int:
     refused = [p for p in report.patches if p.outcome == "refused"]
     if refused:
         raise ImportRefused(
-            f"{len(refused)} source(s) not imported: "
-            + "; ".join(f"{p.source}: {p.message}" for p in refused),
+            f"{len(refused)} source(s) not imported: " + "; ".join(p.message for p in refused),
             hint="see the report above; the other sources were imported",
         )
     if not report.ok:

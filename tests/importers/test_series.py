@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -105,6 +107,21 @@ def test_quilt_export_applies_in_series_order_and_carries_dep3(
     run_git(clone, "add", "-A")
     assert run_git(clone, "write-tree").decode().strip() == feature_tree
     assert done.left_out == ()
+
+
+@pytest.mark.skipif(shutil.which("quilt") is None, reason="quilt is not installed here")
+def test_quilt_push_all_applies_the_exported_series(releases3: Releases3, tmp_path: Path) -> None:
+    feature_tree = _feature_branch(releases3)
+    releases3.import_(f"{releases3.upstream.path}@v1.2..feature")
+    out = tmp_path / "quilt"
+    _export(releases3, out, "quilt")
+    clone = _fresh_clone(releases3, tmp_path)
+    env = {**os.environ, "QUILT_PATCHES": str(out), "QUILTRC": "-"}
+    done = subprocess.run(["quilt", "push", "-a"], cwd=clone, env=env, capture_output=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    shutil.rmtree(clone / ".pc")
+    run_git(clone, "add", "-A")
+    assert run_git(clone, "write-tree").decode().strip() == feature_tree
 
 
 def test_export_refuses_a_directory_it_did_not_write(releases3: Releases3, tmp_path: Path) -> None:
