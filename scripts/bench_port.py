@@ -24,253 +24,34 @@ Cases where patchkit is wrong or fails while a baseline is exact are written to 
 from __future__ import annotations
 
 import argparse
-import hashlib
-import importlib
 import json
-import os
-import re
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-PATCHKIT_ROOT = [ROOT]  # the tree whose patchkit is measured (--patchkit-root)
-TRAILER = re.compile(r"cherry[- ]picked from commit ([0-9a-f]{7,40})")
-TOOLS = ("patchkit", "git apply", "git apply -3", "patch --fuzz=2")
-BASELINES = TOOLS[1:]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_port_cases import (
+    BASELINES,
+    PATCHKIT_ROOT,
+    ROOT,
+    TOOLS,
+    Case,
+    Result,
+    Run,
+    blob_id,
+    git,
+    mine,
+    run_case,
+    run_git_apply,
+    score,
+    tools,
+    why,
+)
 
-
-@dataclass(frozen=True)
-class Case:
-    repo: str  # the repository's git directory
-    backport: str  # C: the shipped backport commit on the release branch
-    original: str  # X: the commit C was cherry-picked from
-    paths: tuple[str, ...]  # every path X touches (both sides of a rename)
-    subject: str = ""
-
-    @property
-    def name(self) -> str:
-        return f"{Path(self.repo).parent.name}:{self.backport[:10]}"
-
-
-@dataclass(frozen=True)
-class Run:
-    tool: str
-    score: str  # exact | wrong | failed
-    seconds: float
-    note: str = ""  # the tool's outcome or first line of its complaint
-
-
-@dataclass
-class Result:
-    case: Case
-    runs: dict[str, Run] = field(default_factory=dict)
-
-
-# -- git ---------------------------------------------------------------------------------------
-def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    return env | {"GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
-
-
-def git(repo: Path | str, *args: str, check: bool = True) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, env=_env(), check=False
-    )
-    if check and done.returncode:
-        raise RuntimeError(f"git {' '.join(args)} in {repo}: {done.stderr.decode().strip()}")
-    return done.stdout.decode(errors="replace")
-
-
-def blob_id(data: bytes) -> str:
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-def blobs_at(repo: Path | str, commit: str, paths: tuple[str, ...]) -> dict[str, str | None]:
-    """path -> blob id at ``commit`` (None: absent)."""
-    found: dict[str, str | None] = dict.fromkeys(paths)
-    out = git(repo, "ls-tree", "-r", "-z", commit, "--", *paths)
-    for entry in filter(None, out.split("\0")):
-        meta, path = entry.split("\t", 1)
-        if path in found:
-            found[path] = meta.split()[2]
-    return found
-
-
-# -- mining ------------------------------------------------------------------------------------
-def mine(repo: Path, *, branches: list[str], limit: int, max_files: int = 20) -> list[Case]:
-    """Up to ``limit`` backport cases, newest first, from ``branches`` (default: every branch)."""
-    refs = branches or ["--branches"]
-    log = git(repo, "log", "--no-merges", "--format=%H %P%x00%s%x00%B%x1e", "-E",
-              "--grep=cherry[- ]picked from commit", *refs)  # fmt: skip
-    cases: list[Case] = []
-    seen: set[str] = set()
-    for record in filter(None, (r.strip("\n") for r in log.split("\x1e"))):
-        case = _candidate(repo, record, seen, max_files)
-        if case is not None:
-            cases.append(case)
-            if len(cases) >= limit:
-                break
-    return cases
-
-
-def _candidate(repo: Path, record: str, seen: set[str], max_files: int) -> Case | None:
-    heads, subject, body = record.split("\0", 2)
-    commit, *parents = heads.split()
-    picks = TRAILER.findall(body)
-    if len(parents) != 1 or not picks:
-        return None
-    original = git(repo, "rev-parse", "-q", "--verify", f"{picks[-1]}^{{commit}}", check=False)
-    original = original.strip()
-    if not original or original in seen or original == commit:
-        return None
-    if len(git(repo, "rev-list", "--parents", "-n1", original).split()) != 2:
-        return None  # a merge or a root commit: no single base
-    paths = _touched(repo, original, max_files)
-    if paths is None or _touched(repo, commit, max_files) != paths:
-        return None
-    if blobs_at(repo, f"{original}^", paths) == blobs_at(repo, parents[0], paths):
-        return None  # the release branch had the same files: every tool is trivially right
-    seen.add(original)
-    return Case(str(repo), commit, original, paths, subject)
-
-
-def _touched(repo: Path, commit: str, max_files: int) -> tuple[str, ...] | None:
-    """The paths ``commit`` touches, sorted; None when binary or over ``max_files``."""
-    out = git(repo, "diff", "--numstat", "--no-renames", "-z", f"{commit}^", commit)
-    paths: list[str] = []
-    for entry in filter(None, out.split("\0")):
-        added, _deleted, path = entry.split("\t", 2)
-        if added == "-":
-            return None
-        paths.append(path)
-    return tuple(sorted(paths)) if 0 < len(paths) <= max_files else None
-
-
-# -- one tool on one case ----------------------------------------------------------------------
-def prepare(case: Case, dest: Path) -> None:
-    """A fresh git repository at ``dest`` at the case's target commit, borrowing the case
-    repository's objects, with only the touched files in its work tree."""
-    git(dest.parent, "init", "-q", dest.name)
-    objects = Path(case.repo) / "objects"
-    if not objects.is_dir():
-        objects = Path(case.repo) / ".git" / "objects"
-    (dest / ".git/objects/info/alternates").write_text(f"{objects.resolve()}\n")
-    target = f"{case.backport}^"
-    git(dest, "read-tree", target)
-    git(dest, "update-ref", "--no-deref", "HEAD", git(dest, "rev-parse", target).strip())
-    present = [p for p, b in blobs_at(dest, target, case.paths).items() if b]
-    if present:
-        git(dest, "checkout-index", "-u", "--", *present)
-
-
-def score(case: Case, work: Path, truth: dict[str, str | None], ok: bool) -> str:
-    if not ok:
-        return "failed"
-    same = all(_disk_blob(work / path) == want for path, want in truth.items())
-    return "exact" if same else "wrong"
-
-
-def _disk_blob(path: Path) -> str | None:
-    """The blob id git would store for ``path`` (a symlink's target, not what it points to)."""
-    if path.is_symlink():
-        return blob_id(os.readlink(path).encode())
-    return blob_id(path.read_bytes()) if path.is_file() else None
-
-
-def _process(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[bool, str]:
-    done = subprocess.run(args, cwd=cwd, capture_output=True, env=_env() | (env or {}), check=False)
-    lines = (done.stderr or done.stdout).decode(errors="replace").strip().splitlines()
-    return done.returncode == 0, (lines[0] if lines else "")[:200]
-
-
-def run_git_apply(work: Path, patch: Path, case: Case) -> tuple[bool, str]:
-    return _process(["git", "apply", str(patch)], work)
-
-
-def run_git_apply_3(work: Path, patch: Path, case: Case) -> tuple[bool, str]:
-    return _process(["git", "apply", "-3", str(patch)], work)
-
-
-def run_gnu_patch(work: Path, patch: Path, case: Case) -> tuple[bool, str]:
-    args = ["patch", "-p1", "--fuzz=2", "-f", "-N", "--no-backup-if-mismatch", "-i", str(patch)]
-    return _process(args, work)
-
-
-def run_patchkit_cli(work: Path, patch: Path, case: Case) -> tuple[bool, str]:
-    base = f"{case.original}^"
-    args = [sys.executable, "-m", "patchkit", "port", str(patch), "--base", base]
-    return _process(args, work, {"PYTHONPATH": str(PATCHKIT_ROOT[0])})
-
-
-def run_patchkit_api(work: Path, patch: Path, case: Case) -> tuple[bool, str]:
-    port, error = _patchkit_port()
-    try:
-        report = port(patch_file=patch, base_commit=f"{case.original}^", checkout=work)
-    except error as exc:
-        return False, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
-    except Exception as exc:  # a crash is a failure of the tool, and the table says so
-        return False, f"crash {type(exc).__name__}: {exc}"[:200]
-    return report.outcome.ok, _why(report)
-
-
-def _why(report: Any) -> str:
-    """The outcome, and for a refusal where and why (the first detail patchkit gives)."""
-    outcome = report.outcome
-    details = getattr(report.result, "details", ()) if not outcome.ok else ()
-    if not details:
-        return str(outcome.value)
-    first = details[0]
-    return f"{outcome.value}: {first.path} {first.hunk.split(' @@')[0]}: {first.reason}"[:300]
-
-
-def _patchkit_port() -> tuple[Callable, type[Exception]]:
-    if str(PATCHKIT_ROOT[0]) not in sys.path:
-        sys.path.insert(0, str(PATCHKIT_ROOT[0]))
-    errors = importlib.import_module("patchkit.errors")
-    try:
-        module = importlib.import_module("patchkit.ops.port")  # the layered layout
-    except ImportError:
-        module = importlib.import_module("patchkit.port")  # before the layout (--patchkit-root)
-    return module.port, errors.PatchkitError
-
-
-Tool = Callable[[Path, Path, Case], tuple[bool, str]]
-
-
-def tools(patchkit_mode: str) -> dict[str, Tool]:
-    pk = run_patchkit_api if patchkit_mode == "api" else run_patchkit_cli
-    return {"patchkit": pk, "git apply": run_git_apply, "git apply -3": run_git_apply_3,
-            "patch --fuzz=2": run_gnu_patch}  # fmt: skip
-
-
-def run_case(case: Case, scratch: Path, runners: dict[str, Tool]) -> Result:
-    repo = Path(case.repo)
-    patch = scratch / "case.patch"
-    patch.write_bytes(
-        subprocess.run(
-            ["git", "-C", str(repo), "diff", "--full-index", "-M", f"{case.original}^",
-             case.original], capture_output=True, env=_env(), check=True,
-        ).stdout
-    )  # fmt: skip
-    truth = blobs_at(repo, case.backport, case.paths)
-    result = Result(case)
-    for i, (name, runner) in enumerate(runners.items()):
-        work = scratch / f"t{i}"
-        prepare(case, work)
-        started = time.perf_counter()
-        ok, note = runner(work, patch, case)
-        seconds = time.perf_counter() - started
-        result.runs[name] = Run(name, score(case, work, truth, ok), seconds, note)
-        shutil.rmtree(work)
-    return result
+__all__ = ["Case", "Run", "blob_id", "mine", "run_git_apply", "score", "why"]
 
 
 # -- the report --------------------------------------------------------------------------------
@@ -372,6 +153,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--misses", type=Path, default=Path(tempfile.gettempdir(), "bench_port_misses.json")
     )
     p.add_argument("--json", type=Path, help="write every case's runs here")
+    p.add_argument("--compare", type=Path, help="a --json file of an earlier run: list changes")
     p.add_argument("-v", "--verbose", action="store_true", help="one line per case")
     return p.parse_args(argv)
 
@@ -409,7 +191,21 @@ def main(argv: list[str] | None = None) -> int:
             asdict(r.case) | {"runs": {t: asdict(x) for t, x in r.runs.items()}} for r in results
         ]
         args.json.write_text(json.dumps(rows, indent=1))
+    if args.compare:
+        print(f"\npatchkit's score changed since {args.compare}:")
+        print("\n".join(changes(json.loads(args.compare.read_text()), results)) or "  none")
     return 0
+
+
+def changes(earlier: list[dict], results: list[Result]) -> list[str]:
+    """Cases whose patchkit score differs from an earlier run's (--json rows)."""
+    before = {(row["repo"], row["backport"]): row["runs"]["patchkit"]["score"] for row in earlier}
+    out = []
+    for r in results:
+        old, new = before.get((r.case.repo, r.case.backport)), r.runs["patchkit"]
+        if old is not None and old != new.score:
+            out.append(f"  {r.case.name}: {old} -> {new.score} [{new.note}]")
+    return out
 
 
 if __name__ == "__main__":

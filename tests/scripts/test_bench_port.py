@@ -195,5 +195,20 @@ def test_a_refusal_is_noted_with_the_file_hunk_and_reason_patchkit_gives() -> No
     refused = NS(outcome=NS(ok=False, value="ambiguous"), result=NS(details=[detail]))
     carried = NS(outcome=NS(ok=True, value="carried"), result=NS(details=[detail]))
 
-    assert bench._why(refused) == "ambiguous: a.c @@ -1,2 +1,3: its context matches 2 places"
-    assert bench._why(carried) == "carried"
+    assert bench.why(refused) == "ambiguous: a.c @@ -1,2 +1,3: its context matches 2 places"
+    assert bench.why(carried) == "carried"
+
+
+def test_changes_since_an_earlier_run_list_only_cases_whose_patchkit_score_moved() -> None:
+    case = bench.Case("/r/proj/repo", "c" * 40, "x" * 40, ("a",))
+    other = bench.Case("/r/proj/repo", "d" * 40, "y" * 40, ("b",))
+    earlier = [
+        {"repo": c.repo, "backport": c.backport, "runs": {"patchkit": {"score": s}}}
+        for c, s in ((case, "failed"), (other, "exact"))
+    ]
+    now = [
+        bench.Result(case, {"patchkit": bench.Run("patchkit", "exact", 0.1, "carried")}),
+        bench.Result(other, {"patchkit": bench.Run("patchkit", "exact", 0.1, "carried")}),
+    ]
+
+    assert bench.changes(earlier, now) == ["  proj:cccccccccc: failed -> exact [carried]"]
