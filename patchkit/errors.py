@@ -20,7 +20,9 @@ class PatchkitError(Exception):
 
 
 class ConfigError(PatchkitError):
-    """A manifest, lock or patch file is malformed. Names the file and the key."""
+    """A command line or a file patchkit reads (lock, manifest, patch metadata) it cannot act on:
+    a missing or malformed key, an unknown target or patch, nothing to continue. Names the file
+    and the key, or the argument."""
 
     exit_code = 2
 
@@ -77,12 +79,11 @@ class RebaseStopped(PatchkitError):
 
 EXIT_CODES = {
     0: "success",
-    1: "unexpected patchkit error",
-    2: "configuration error (upstream.lock, patchset.toml, patch metadata)",
+    2: "usage or configuration error (arguments, upstream.lock, patchset.toml, patch metadata)",
     3: "source or git error (fetch, download, git command)",
     4: "tree refused (uncommitted changes, other commit, edited patched files)",
     5: "unsafe path in a patch",
-    6: "a patch failed to apply (nothing written)",
+    6: "a patch failed to apply, or is not a valid patch (nothing written)",
     7: "verification failed",
     8: "rebase stopped for a person (conflict report written)",
     70: "internal error (a bug in patchkit: please report it with the crash log)",

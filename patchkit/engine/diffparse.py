@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from patchkit.engine.diffcheck import check_modes
-from patchkit.errors import ConfigError, MalformedPatch, UnsafePathError, UnsupportedChange
+from patchkit.errors import MalformedPatch, UnsafePathError, UnsupportedChange
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*?)\r?\n?$", re.DOTALL)
 _INDEX = re.compile(rb"^index ([0-9a-fA-F]+)\.\.([0-9a-fA-F]+)(?: +(\S+))?\s*$")
@@ -110,7 +110,8 @@ def split_lines(content: bytes) -> list[bytes]:
 
 
 def parse_diff(data: bytes, source: Path) -> tuple[FilePatch, ...]:
-    """Parse a whole diff; ConfigError names the file (and line) when it is not a valid one."""
+    """Parse a whole diff; MalformedPatch (exit 6, like any patch that cannot apply) names the
+    file (and line) when it is not a valid one."""
     key = (str(source), hashlib.sha256(data).hexdigest())
     found = _CACHE.get(key)
     if found is None:
@@ -181,13 +182,16 @@ class _Parser:
         self.files: list[FilePatch] = []
         self.in_file: str | None = None  # the path of the part being read, after its +++
 
-    def fail(self, what: str, line: int | None = None) -> ConfigError:
+    def fail(self, what: str, line: int | None = None) -> MalformedPatch:
         at = line if line is not None else self.i + 1
-        return ConfigError(f"{self.source}: not a valid unified diff: {what} (line {at})")
+        return MalformedPatch(
+            f"{self.source}: not a valid unified diff: {what} (line {at})",
+            hint="regenerate the diff (`git diff --full-index`, or `patchkit record`)",
+        )
 
     def run(self) -> tuple[FilePatch, ...]:
         if b"GIT binary patch" in self.data:
-            raise ConfigError(
+            raise UnsupportedChange(
                 f"{self.source}: carries a GIT binary patch, which patchkit does not apply",
                 hint="ship the binary file beside the patch set and copy it in a build step "
                 "instead",
@@ -214,7 +218,10 @@ class _Parser:
                 self._between_files(line)
                 self.i += 1  # text around the diff: a commit message, a signature
         if not self.files:
-            raise ConfigError(f"{self.source}: contains no file changes")
+            raise MalformedPatch(
+                f"{self.source}: contains no file changes",
+                hint="check that the file is the diff you meant (an empty or cut file?)",
+            )
         return tuple(self.files)
 
     def _between_files(self, line: bytes) -> None:

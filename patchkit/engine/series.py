@@ -11,7 +11,7 @@ from pathlib import Path
 from patchkit.engine.diffapply import FileResult, apply_file, combine
 from patchkit.engine.diffparse import parse_diff
 from patchkit.engine.relocate import Finder
-from patchkit.errors import ConfigError, PatchkitError, UnsafePathError
+from patchkit.errors import ConfigError, PatchFailed, PatchkitError, UnsafePathError
 from patchkit.gitrepo import GitRepo, MergeResult, merge_file
 from patchkit.model import (
     ConflictDetail,
@@ -134,7 +134,7 @@ def run_patch(
         return run_rewrite_patch(meta.id, meta.file, read, listing)
     except UnsafePathError:
         raise  # never a patch outcome: the whole operation stops (exit 5)
-    except ConfigError as exc:
+    except (ConfigError, PatchFailed) as exc:
         detail = ConflictDetail(str(meta.file), "patch", exc.message)
         return PatchResult(
             meta.id, Outcome.FAILED, Step.NONE, message=exc.message, details=(detail,)

@@ -152,7 +152,7 @@ def _check_clean(tree: Tree, state: State | None, patches: Sequence[PatchMeta]) 
 def _paths(meta: PatchMeta) -> list[str]:
     try:
         return touched_paths(meta)
-    except ConfigError:
+    except (ConfigError, PatchFailed):
         return []  # a broken patch file: the series run reports it as that patch's failure
 
 

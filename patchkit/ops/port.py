@@ -137,7 +137,7 @@ def _meta(patch_file: Path) -> PatchMeta:
         raise PatchFailed(f"{patch_file} does not exist")
     kind = PatchKind.REWRITE if path.suffix == ".py" else PatchKind.DIFF
     if kind is PatchKind.DIFF:
-        parse_diff(path.read_bytes(), path)  # a malformed diff is a ConfigError naming it
+        parse_diff(path.read_bytes(), path)  # a malformed diff is MalformedPatch (exit 6) naming it
     return PatchMeta(path.stem, path.stem, "ported", "port", kind, path, path, "port")
 
 

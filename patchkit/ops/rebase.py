@@ -31,7 +31,7 @@ from patchkit.engine.bisect import (
 from patchkit.engine.deltas import change_deltas
 from patchkit.engine.difftext import FileDelta, unified_diff
 from patchkit.engine.series import Blobs, Overlay, run_patch, touched_paths
-from patchkit.errors import PatchkitError, RebaseStopped
+from patchkit.errors import ConfigError, PatchkitError, RebaseStopped
 from patchkit.gitrepo import GitRepo
 from patchkit.model import (
     LockEntry,
@@ -152,8 +152,8 @@ def abort_rebase(*, project_root: Path, target: str, history: History | None = N
 def _require_state(directory: Path, target: str) -> RebaseState:
     state = load_state(directory)
     if state is None:
-        raise PatchkitError(
-            f"no rebase of {target} is in progress",
+        raise ConfigError(
+            f"no rebase of {target} is in progress: nothing to continue or abort",
             hint=f"start one with `patchkit rebase --target {target} --onto VERSION`",
         )
     return state

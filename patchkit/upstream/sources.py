@@ -27,7 +27,7 @@ from packaging.version import InvalidVersion, Version
 from rich.console import Console
 
 from patchkit.cache import cache_dir
-from patchkit.errors import GitError, SourceError, TreeError
+from patchkit.errors import ConfigError, GitError, SourceError, TreeError
 from patchkit.gitrepo import GitRepo, is_repo
 from patchkit.model import LockEntry, SourceKind
 from patchkit.targets import commits_match, profile, release_commit
@@ -404,7 +404,7 @@ def _check_commit(entry: LockEntry, upstream: str | None, where: str) -> None:
     if upstream is None:
         log.warning("%s names no upstream commit; cannot check it against %s", where, entry.commit)
     elif not commits_match(upstream, entry.commit):
-        raise SourceError(
+        raise ConfigError(
             f"{entry.name}: {where} is upstream commit {upstream}, but upstream.lock pins "
             f"{entry.name} {entry.version} at {entry.commit}",
             hint="fix the commit or version in upstream.lock (or the source) so they agree",

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from patchkit.errors import PatchkitError, TreeError
+from patchkit.errors import TreeError
 from patchkit.model import LockEntry
 from patchkit.targets import TargetProfile, commits_match, profile
 from patchkit.workspace.state import StateStore
@@ -255,7 +255,7 @@ def record_digest(content: bytes, algorithm: str = "sha256") -> str:
 
 def _installed(tree: Tree) -> InstalledTree:
     if not isinstance(tree, InstalledTree) or tree.dist is None or tree.profile is None:
-        raise PatchkitError(f"{tree.root}: not a tree made by open_installed")
+        raise TreeError(f"{tree.root}: not a tree made by open_installed")
     return tree
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from patchkit.engine.diffparse import parse_diff
-from patchkit.errors import ConfigError, PatchkitError, UnsafePathError
+from patchkit.errors import PatchkitError, UnsafePathError, UnsupportedChange
 from patchkit.model import Outcome, Step
 from patchkit.ops.apply import ApplyFailed
 from testing.builders import Scenario, git_status, snapshot
@@ -246,7 +246,7 @@ def test_rename_keeps_the_executable_bit(tmp_path: Path) -> None:
 def test_git_binary_patch_is_refused_naming_the_patch_file(tmp_path: Path) -> None:
     s = Scenario(tmp_path, {"a.txt": "a\n"})
     patch = s.add("p", {"blob.bin": bytes(range(256))})
-    with pytest.raises(ConfigError, match="GIT binary patch") as info:
+    with pytest.raises(UnsupportedChange, match="GIT binary patch") as info:
         parse_diff(patch.read_bytes(), patch)
     assert str(patch) in info.value.message
     result = only_result(refused(s))

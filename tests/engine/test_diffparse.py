@@ -11,7 +11,7 @@ import pytest
 
 from patchkit.engine.diffapply import apply_file
 from patchkit.engine.diffparse import parse_diff, split_lines
-from patchkit.errors import ConfigError, MalformedPatch, UnsafePathError, UnsupportedChange
+from patchkit.errors import MalformedPatch, UnsafePathError, UnsupportedChange
 from patchkit.gitrepo import blob_id
 from patchkit.model import Outcome
 
@@ -79,7 +79,7 @@ def test_a_mode_patchkit_never_writes_is_refused_naming_file_and_mode(
 
 def test_a_truncated_hunk_is_a_config_error_with_its_line() -> None:
     data = b"--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n"
-    with pytest.raises(ConfigError, match=r"hunk @@ -1,3 \+1,3 @@ has 2 old .*line 3"):
+    with pytest.raises(MalformedPatch, match=r"hunk @@ -1,3 \+1,3 @@ has 2 old .*line 3"):
         parse_diff(data, SOURCE)
 
 

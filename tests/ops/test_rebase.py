@@ -21,6 +21,7 @@ from patchkit.model import Outcome
 from patchkit.ops.apply import apply
 from patchkit.ops.context import load_project
 from patchkit.ops.rebase import RebaseReport, abort_rebase, continue_rebase, rebase
+from patchkit.verification.records import records_path
 from patchkit.workspace.tree import checkout_tree
 from testing.builders import Project, Upstream, diff_staged, run_git, snapshot
 
@@ -570,7 +571,7 @@ def _bump_with_test(rel: Releases, expected: int) -> Path:
     rel.diff("bump", fix(BUMPED))
     meta = rel.patches_dir / "bump.toml"
     meta.write_text(meta.read_text() + '\n[[tests]]\nwhere = "set"\nnode = "tests/test_bump.py"\n')
-    return rel.root / "patchsets" / "demo" / "verification.json"
+    return records_path(rel.root / "patchsets" / "demo", tracked=False)  # kept in the cache
 
 
 def test_carried_patches_are_verified_on_the_new_release(rel: Releases) -> None:
@@ -582,6 +583,7 @@ def test_carried_patches_are_verified_on_the_new_release(rel: Releases) -> None:
     assert [(r["patch"], r["result"], r["lock_version"]) for r in saved] == [
         ("bump", "passed", "1.1")
     ]
+    assert not records_path(rel.root / "patchsets" / "demo").exists()  # the working copy: clean
 
 
 def test_a_carried_patch_whose_test_fails_is_reported(rel: Releases) -> None:
@@ -612,6 +614,7 @@ def test_carried_opt_in_patches_are_verified_too(rel: Releases) -> None:
     assert [(r["patch"], r["result"], r["lock_version"]) for r in saved] == [
         ("bump", "passed", "1.1")
     ]
+    assert not records_path(rel.root / "patchsets" / "demo").exists()  # the working copy: clean
 
 
 def test_path_source_warns_that_carried_patches_were_not_verified(

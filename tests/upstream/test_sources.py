@@ -10,7 +10,7 @@ import platformdirs
 import pytest
 
 from patchkit.cache import cache_root
-from patchkit.errors import SourceError, TreeError
+from patchkit.errors import ConfigError, SourceError, TreeError
 from patchkit.gitrepo import GitRepo
 from patchkit.model import LockEntry, SourceKind, SourceSpec
 from patchkit.upstream.index import IndexConfig, PackageIndex
@@ -139,7 +139,7 @@ def test_fetch_makes_the_shared_tree_at_the_release(fake_index: FakeIndex) -> No
 
 def test_fetch_refuses_a_commit_mismatch(fake_index: FakeIndex) -> None:
     entry = entry_for("0.2.0", commit="abcdef0123")
-    with pytest.raises(SourceError, match=r"upstream commit 2222222bbbbbbb, but upstream\.lock"):
+    with pytest.raises(ConfigError, match=r"upstream commit 2222222bbbbbbb, but upstream\.lock"):
         fetch(entry, index=index_of(fake_index))
     assert not (cache_root() / "trees" / "vllm").exists()
 
@@ -215,7 +215,7 @@ def test_path_source_is_the_users_checkout(tmp_path: Path) -> None:
     entry = entry_for("0.2.0", commit=commit, kind=SourceKind.PATH, path=str(up.path))
     assert fetch(entry).path == up.path.resolve()
     wrong = entry_for("0.2.0", commit="1234567", kind=SourceKind.PATH, path=str(up.path))
-    with pytest.raises(SourceError, match=r"but upstream\.lock pins vllm 0\.2\.0 at 1234567"):
+    with pytest.raises(ConfigError, match=r"but upstream\.lock pins vllm 0\.2\.0 at 1234567"):
         fetch(wrong)
     with pytest.raises(SourceError, match="patchkit does not move it"):
         fetch(entry, version="0.3.0")
