@@ -25,20 +25,25 @@ from dataclasses import dataclass
 Lister = Callable[[str], Iterable[str]]  # directory ("" for the root) -> file paths under it
 
 _SEGMENT = r"[A-Za-z_*][A-Za-z0-9_*]*"
-ANCHOR_RE = re.compile(rf"^{_SEGMENT}(\.{_SEGMENT})*$")
+_QUALNAME = rf"{_SEGMENT}(?:\.{_SEGMENT})*"
+ANCHOR_RE = re.compile(rf"^{_QUALNAME}(?:\|{_QUALNAME})*$")
 
 
 @dataclass(frozen=True)
 class AnchorSpec:
     """One anchor: a qualified-name pattern and the edit sites expected under it, in all."""
 
-    pattern: str  # "Class.method", "*._supports_current_device", "**"
+    pattern: str  # "Class.method", "*._supports_current_device", "**", "a|*.b" (either)
     low: int
     high: int
 
     @property
     def exact(self) -> bool:
-        return "*" not in self.pattern
+        return "*" not in self.pattern and "|" not in self.pattern
+
+    @property
+    def alternatives(self) -> list[str]:
+        return self.pattern.split("|")
 
     @property
     def expected(self) -> str:
@@ -50,9 +55,12 @@ class AnchorSpec:
         )
 
     def may_be_defined_in(self, data: bytes) -> bool:
-        """False only when the anchor's last name is certainly not defined in ``data``."""
-        last = self.pattern.rsplit(".", 1)[-1]
-        return "*" in last or _defines(last).search(data) is not None
+        """False only when no alternative can be defined in ``data``: some name of it without a
+        wildcard (the class, the method) is defined nowhere in the text."""
+        return any(
+            all(_defines(name).search(data) for name in alt.split(".") if "*" not in name)
+            for alt in self.alternatives
+        )
 
 
 def anchor_spec(pattern: str, count: object) -> AnchorSpec | None:
@@ -147,13 +155,17 @@ def from_counts(anchors: Mapping[str, object]) -> tuple[AnchorSpec, ...]:
 # -- patterns ---------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=512)
 def _name_regex(pattern: str) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{_alternative(alt)})" for alt in pattern.split("|")) + r"\Z")
+
+
+def _alternative(pattern: str) -> str:
     parts = []
     for segment in pattern.split("."):
         if segment == "**":
             parts.append(r"(?:[^.]+(?:\.[^.]+)*)")
         else:
             parts.append("".join("[^.]*" if c == "*" else re.escape(c) for c in segment))
-    return re.compile(r"\.".join(parts) + r"\Z")
+    return r"\.".join(parts)
 
 
 @functools.lru_cache(maxsize=512)

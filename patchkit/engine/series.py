@@ -93,7 +93,9 @@ def touched_paths(meta: PatchMeta) -> list[str]:
         return [p for fp in parse_diff(meta.file.read_bytes(), meta.file) for p in fp.paths]
     from patchkit.engine.rewrite import rewrite_paths
 
-    return rewrite_paths(meta.file)
+    # A rewrite that searches may change files beside its home: those it changes at the lock
+    # are declared in its metadata (``files``).
+    return list(dict.fromkeys([*rewrite_paths(meta.file), *meta.files]))
 
 
 def run_diff(

@@ -13,7 +13,7 @@ import platformdirs
 import pytest
 import tomllib
 
-from patchkit.engine.rewrite import Rewrite, load_rewrites, run_rewrite_patch
+from patchkit.engine.rewrite import Rewrite, load_rewrites, run_rewrite_patch, run_rewrites
 from patchkit.model import LockEntry, Outcome, SourceKind, SourceSpec
 from testing.rewrites import assert_rewrite
 
@@ -60,7 +60,8 @@ def test_patch_metadata_and_files(patch_id: str) -> None:
         if test["where"] == "set":
             assert (SET / test["node"].split("::")[0]).is_file(), test["node"]
     assert rewrites(patch_id)
-    assert set(meta["files"]) == {cls.path for cls in rewrites(patch_id)}
+    # files: what the rewrites change at the lock; each rewrite's home among them
+    assert {cls.path for cls in rewrites(patch_id)} <= set(meta["files"])
 
 
 # -- mamba-prefix-spec-buffers ----------------------------------------------------------------
@@ -240,24 +241,84 @@ def _fix_block(code: str, cls: str) -> str:
 
 
 def test_mxfp4_changes_exactly_the_two_anchored_checks() -> None:
-    experts = [c for c in rewrites("mxfp4-triton-sm12x") if c.path.endswith("moe.py")]
     after = _fix_block(_fix_block(EXPERTS, "BaseOAITritonExperts"), "OAITritonMxfp4Experts")
-    assert_rewrite(experts, EXPERTS, after)
+    report = assert_rewrite(rewrites("mxfp4-triton-sm12x"), EXPERTS, after)
     assert "class SomebodyElsesExperts" in after and after.count("(11, 0)") == 1
+    assert [s.qualname for a in report.anchors for s in a.sites] == [
+        "BaseOAITritonExperts._supports_current_device",
+        "OAITritonMxfp4ExpertsMonolithic._supports_current_device",
+    ]
+
+
+ORACLE = """\
+def select_mxfp4_moe_backend(config):
+    triton_kernels_supported = has_triton_kernels() and (
+        9,
+        0,
+    ) <= current_platform.get_device_capability() < (11, 0)
+"""
 
 
 def test_mxfp4_oracle() -> None:
-    oracle = [c for c in rewrites("mxfp4-triton-sm12x") if c.path.endswith("oracle/mxfp4.py")]
-    before = """\
-    def select_mxfp4_moe_backend(config):
-        triton_kernels_supported = has_triton_kernels() and (
-            9,
-            0,
-        ) <= current_platform.get_device_capability() < (11, 0)
-    """
-    assert_rewrite(oracle, before, before.replace("(11, 0)", "(13, 0)"))
-    merged = before.replace("(11, 0)", "(12, 2)")  # some other bound: not ours to judge
-    assert_rewrite(oracle, merged, merged, outcome=Outcome.CONFLICT)
+    patch = rewrites("mxfp4-triton-sm12x")
+    assert_rewrite(patch, ORACLE, ORACLE.replace("(11, 0)", "(13, 0)"))
+    merged = ORACLE.replace("(11, 0)", "(12, 2)")  # some other bound: not ours to judge
+    assert_rewrite(patch, merged, merged, outcome=Outcome.CONFLICT)
+
+
+# As vLLM 0.22.0 has it: the class checks folded into one module-level helper.
+FOLDED = """\
+def _triton_kernel_moe_supports_current_device() -> bool:
+    p = current_platform
+    if p.is_cuda():
+        cap = p.get_device_capability()
+        # Keep the original `(9, 0) <= cap < (11, 0)` window on
+        # CUDA (covers Hopper SM90 and Blackwell SM100, excludes
+        # SM120) — this PR is ROCm-scoped and the broader CUDA
+        # range was not validated.
+        return cap is not None and (9, 0) <= (cap.major, cap.minor) < (11, 0)
+    return False
+
+
+class BaseOAITritonExperts(mk.FusedMoEExpertsModular):
+    @staticmethod
+    def _supports_current_device() -> bool:
+        return _triton_kernel_moe_supports_current_device() and has_triton_kernels()
+"""
+MOVED = "vllm/model_executor/layers/fused_moe/experts/gpt_oss_triton_kernels_moe.py"
+
+
+def _tree(
+    files: dict[str, str],
+) -> tuple[Callable[[str], bytes | None], Callable[[str], list[str]]]:
+    def read(path: str) -> bytes | None:
+        return files[path].encode() if path in files else None
+
+    def listing(directory: str) -> list[str]:
+        return sorted(p for p in files if p.startswith(directory + "/"))
+
+    return read, listing
+
+
+def test_mxfp4_follows_the_moved_file_into_the_folded_helper() -> None:
+    read, listing = _tree({MOVED: FOLDED})
+    run = run_rewrites(PATCHES / "mxfp4-triton-sm12x.py", read, listing)
+    assert run.outcome is Outcome.APPLIED
+    (site,) = [s for a in run.anchors for s in a.sites]
+    assert (site.path, site.qualname) == (MOVED, "_triton_kernel_moe_supports_current_device")
+    (output,) = [f.output for f in run.files if f.output]
+    assert b"(9, 0) <= (cap.major, cap.minor) < (13, 0)" in output
+
+
+def test_mxfp4_is_upstreamed_where_upstream_relaxed_the_helper() -> None:
+    read, listing = _tree({MOVED: FOLDED.replace("< (11, 0)\n", "< (13, 0)\n")})
+    run = run_rewrites(PATCHES / "mxfp4-triton-sm12x.py", read, listing)
+    assert run.outcome is Outcome.UPSTREAMED
+
+
+def test_mxfp4_without_its_search_loses_the_moved_code() -> None:
+    read, _ = _tree({MOVED: FOLDED})  # a reader that cannot list: only the home file is seen
+    assert run_rewrites(PATCHES / "mxfp4-triton-sm12x.py", read).outcome is Outcome.GONE
 
 
 # -- mamba-ssu-blackwell-sm12x ----------------------------------------------------------------
@@ -352,8 +413,34 @@ def vllm_0_19_0() -> Iterator[Callable[[str], bytes | None]]:
     yield read
 
 
+@pytest.fixture(scope="module")
+def vllm_0_19_0_listing(vllm_0_19_0: Callable[[str], bytes | None]) -> Callable[[str], list[str]]:
+    """Files of vLLM 0.19.0 under a directory, so rewrites can search it."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("PATCHKIT_CACHE", REAL_CACHE)
+        from patchkit.upstream.sources import UpstreamRepo
+
+        with UpstreamRepo("vllm") as upstream:
+            git_dir = upstream.path
+    commit = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "rev-parse", "v0.19.0^{commit}"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+
+    def listing(directory: str) -> list[str]:
+        out = subprocess.run(
+            ["git", "--git-dir", str(git_dir), "ls-tree", "-r", "--name-only", commit, "--", directory],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        return out.splitlines()
+
+    return listing
+
+
 @pytest.mark.upstream
-def test_the_whole_set_on_vllm_0_19_0(vllm_0_19_0: Callable[[str], bytes | None]) -> None:
+def test_the_whole_set_on_vllm_0_19_0(
+    vllm_0_19_0: Callable[[str], bytes | None], vllm_0_19_0_listing: Callable[[str], list[str]]
+) -> None:
     files: dict[str, bytes] = {}
 
     def read(path: str) -> bytes | None:
@@ -361,10 +448,11 @@ def test_the_whole_set_on_vllm_0_19_0(vllm_0_19_0: Callable[[str], bytes | None]
 
     for patch_id in series():
         started = time.perf_counter()
-        result = run_rewrite_patch(patch_id, PATCHES / f"{patch_id}.py", read)
+        result = run_rewrite_patch(patch_id, PATCHES / f"{patch_id}.py", read, vllm_0_19_0_listing)
         print(f"{patch_id}: {result.outcome.value} in {time.perf_counter() - started:.2f}s")
         assert result.outcome is Outcome.APPLIED, result.message
         assert {c.path for c in result.changes} == set(EXPECTED_LINES[patch_id])
+        assert set(_files_declared(patch_id)) == {c.path for c in result.changes}
         for change in result.changes:
             assert change.content is not None
             diff = _diff(read(change.path) or b"", change.content)
@@ -372,8 +460,13 @@ def test_the_whole_set_on_vllm_0_19_0(vllm_0_19_0: Callable[[str], bytes | None]
             assert set(EXPECTED_LINES[patch_id][change.path]) <= set(added), diff
             files[change.path] = change.content
     for patch_id in series():  # the patched tree: every patch is found already there
-        result = run_rewrite_patch(patch_id, PATCHES / f"{patch_id}.py", read)
+        result = run_rewrite_patch(patch_id, PATCHES / f"{patch_id}.py", read, vllm_0_19_0_listing)
         assert result.outcome is Outcome.UPSTREAMED, result.message
+
+
+def _files_declared(patch_id: str) -> list[str]:
+    with (PATCHES / f"{patch_id}.toml").open("rb") as f:
+        return list(tomllib.load(f)["files"])
 
 
 def _diff(old: bytes, new: bytes) -> list[str]:

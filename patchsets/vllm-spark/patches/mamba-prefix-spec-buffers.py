@@ -30,6 +30,7 @@ NUM_DECODE_TOKENS = m.Attribute(value=m.Name("metadata"), attr=m.Name("num_decod
 
 class MambaSpecBlocks(Rewrite):
     path = "vllm/v1/attention/backends/mamba_attn.py"
+    search = ("vllm/v1/attention/**/*.py",)  # it follows the class if it moves
     anchors = {INIT: 1, CAPTURE: 2}
 
     def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:

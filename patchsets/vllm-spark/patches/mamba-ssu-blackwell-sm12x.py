@@ -30,6 +30,7 @@ NEW_VALUE = """current_platform.is_device_capability_family(
 
 class SsuBlackwellSm12x(Rewrite):
     path = "vllm/model_executor/layers/mamba/mamba_mixer2.py"
+    search = ("vllm/model_executor/layers/mamba/**/*.py",)  # it follows the class if it moves
     anchors = {ANCHOR: 1}
 
     def leave_SimpleStatementLine(

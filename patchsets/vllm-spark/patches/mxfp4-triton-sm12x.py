@@ -1,9 +1,16 @@
 """vLLM #41477: let the MXFP4 Triton MoE kernels admit SM12x (RTX Blackwell, GB10/SM121).
 
-The capability check ``(9, 0) <= cap < (11, 0)`` appears byte-identical in the MXFP4 backend
-oracle and in two expert classes of ``gpt_oss_triton_kernels_moe.py``; each is anchored by its
-qualified name and its upper bound becomes ``(13, 0)``. The explanatory comment above the two
-class checks is updated to match.
+In 0.19.0 the capability check ``(9, 0) <= cap < (11, 0)`` gates the OAI Triton MoE kernels in
+three places: the MXFP4 backend oracle (``oracle/mxfp4.py``) and the two expert classes of
+``gpt_oss_triton_kernels_moe.py``. Upstream keeps moving it: the experts file went to
+``fused_moe/experts/`` (0.20.0), the oracle stopped checking itself and asks the expert classes
+(0.21.0), and the two class checks were folded into one module-level helper (0.22.0). So the
+rewrite looks in every file under ``fused_moe/`` with a ``(9, 0)`` in its text, and anchors
+by what the gate is: the ``_supports_current_device`` of an OAI Triton expert class, a
+module-level Triton ``..._supports_current_device`` helper, or an MXFP4 backend selector. Each
+``(9, 0) <= X < (11, 0)`` inside them, one to three in all, gets the upper bound ``(13, 0)``;
+an identical check in another kernel's class is left alone. The explanatory comment above the
+0.19.0 class checks is updated to match.
 
 Already present: the check's upper bound is ``(13, 0)`` or higher.
 """
@@ -57,16 +64,15 @@ class _CapabilityBound(Rewrite):
         return updated_node.with_changes(leading_lines=_fix_comments(updated_node.leading_lines))
 
 
-class OracleCheck(_CapabilityBound):
-    path = "vllm/model_executor/layers/fused_moe/oracle/mxfp4.py"
-    anchors = {"select_mxfp4_moe_backend": 1}
-
-
-class ExpertsCheck(_CapabilityBound):
-    path = "vllm/model_executor/layers/fused_moe/gpt_oss_triton_kernels_moe.py"
+class TritonCapabilityGate(_CapabilityBound):
+    path = "vllm/model_executor/layers/fused_moe/gpt_oss_triton_kernels_moe.py"  # as of 0.19.0
+    search = ("vllm/model_executor/layers/fused_moe/**/*.py",)
+    needles = (r"\(\s*9\s*,\s*0\s*,?\s*\)",)  # the lower bound, however formatted
+    # 0.19.0: the oracle and two expert classes; 0.21.0: the classes; 0.22.0: one helper
     anchors = {
-        "BaseOAITritonExperts._supports_current_device": 1,
-        "OAITritonMxfp4ExpertsMonolithic._supports_current_device": 1,
+        "*OAITriton*._supports_current_device"
+        "|*triton*_supports_current_device"
+        "|select*mxfp4*_backend": (1, 3)
     }
 
 

@@ -21,6 +21,7 @@ DUMMY_RUN = m.Call(func=m.Attribute(value=m.Name("self"), attr=m.Name("_dummy_ru
 
 class WarmupGraphCapturing(Rewrite):
     path = "vllm/v1/worker/gpu_model_runner.py"
+    search = ("vllm/v1/worker/**/*.py",)  # it follows the class if it moves
     anchors = {ANCHOR: 1}
 
     def __init__(self) -> None:
