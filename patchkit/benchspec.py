@@ -7,6 +7,7 @@ callable = "tests/bench_decode.py::decode"    # in the set's tests directory
 metric = "tokens/s"                           # "time" (ms per call), "tokens/s" or "bytes/s"
 tolerance = 0.05                              # after under 95% of before's speed: slower
 min_capability = "8.0"                        # gpu = true unless said otherwise
+graph = true                                  # time CUDA graph replays (default; else calls)
 cases = [{ batch = 1, kv_len = 1024 }, { name = "long", batch = 64, kv_len = 8192 }]
 
 [[bench.fallbacks]]                           # where the unpatched tree cannot run a case
@@ -40,6 +41,7 @@ KEYS = {
     "rounds",
     "reps",
     "warmup",
+    "graph",
 }
 CALLABLE = re.compile(r"^(?P<file>[^:]+\.py)::(?P<function>[A-Za-z_][A-Za-z0-9_]*)$")
 SCALAR = (str, int, float, bool)
@@ -161,6 +163,7 @@ def _one(raw: Any, path: Path, index: int) -> BenchSpec:
         rounds=_count(raw, "rounds", 8, path, where),
         reps=_count(raw, "reps", 20, path, where),
         warmup=_count(raw, "warmup", 10, path, where),
+        graph=bool(raw.get("graph", True)),
     )
 
 

@@ -114,6 +114,7 @@ class BenchSpec:
     rounds: int = 8  # alternating rounds (before, after) at least; up to 4x as many if noisy
     reps: int = 20  # timed calls per side per round
     warmup: int = 10  # untimed calls per side before the first round
+    graph: bool = True  # time CUDA graph replays of the call (no host launch overhead)
 
     @property
     def file(self) -> str:

@@ -8,7 +8,8 @@
 #            and triton_kernels.tgz: vllm/third_party/triton_kernels from vLLM 0.19.0's wheel
 #            (its source build fetches it from Triton's repository), for the MXFP4 MoE benchmark
 # Prints the unpatched FlashInfer failure first, then applies, verifies and benchmarks both
-# targets with patchkit itself (`verify --bench`: unpatched worktree vs patched tree, alternating).
+# targets with patchkit itself (`verify --bench --record`: unpatched worktree vs patched tree,
+# alternating; the records are the repository's, so tracked).
 set -uo pipefail
 repo=$(pwd)
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
@@ -32,8 +33,8 @@ echo "== vLLM 0.19.0 unpatched: the #39809 reproducer must fail =="
 echo "== patchkit apply, then verify --bench =="
 python3 -m patchkit apply --target flashinfer --checkout /tmp/fi
 python3 -m patchkit apply --target vllm --checkout /tmp/vllm --include mxfp4-triton-sm12x
-python3 -m patchkit verify --target flashinfer --checkout /tmp/fi --bench
-python3 -m patchkit verify --target vllm --checkout /tmp/vllm --include mxfp4-triton-sm12x --bench
+python3 -m patchkit verify --target flashinfer --checkout /tmp/fi --bench --record
+python3 -m patchkit verify --target vllm --checkout /tmp/vllm --include mxfp4-triton-sm12x --bench --record
 python3 -m patchkit status --target flashinfer --checkout /tmp/fi
 python3 -m patchkit status --target vllm --checkout /tmp/vllm
 for set in flashinfer-spark vllm-spark; do

@@ -160,6 +160,7 @@ def bench_table(rows: list[tuple[str, BenchRecord]]) -> Table:
         "ratio",
         "spread",
         "cold b/a",
+        "timing",
         "why",
     ):
         table.add_column(column)
@@ -177,6 +178,7 @@ def bench_table(rows: list[tuple[str, BenchRecord]]) -> Table:
             ratio,
             spread if b.status == "compared" else "-",
             _cold(b),
+            b.timing or "-",
             b.reason,
         )
     return table

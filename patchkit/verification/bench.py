@@ -4,13 +4,15 @@ Pure and injectable, so it is tested on a CPU with a fake timer. A ``Side`` is o
 unpatched "before" or the patched "after") that can set a case up and time calls of it; the real
 one is a worker process per tree (``bench_run``), timing with CUDA events
 (``bench_worker``). ``compare`` alternates the two sides round by round (before, after,
-before, after, ...), so drift in clocks or temperature falls on both; it stops once the per-round
+after, before, ...), so drift in clocks or temperature falls on both, and sets the case up afresh
+each round, so where one process happened to place its buffers does not count; it stops once the per-round
 speed ratios agree within ``STABLE`` (after ``Plan.rounds`` rounds at least, 4x as many at most).
 
 Figures: each side's time per call is the median of all its samples; its spread the
 interquartile range over that median. The ratio is the median over rounds of (before's round
 median / after's round median): after's speed over before's, so above 1 is faster; its spread is
-the interquartile range of the per-round ratios. Setup and the first call (imports, JIT
+the interquartile range of the per-round ratios. A patch is flagged slower only when three rounds
+in four say so (``is_slower``). Setup and the first call (imports, JIT
 compilation, autotuning) are timed apart, as ``cold_s``, and never mix with the steady state.
 """
 
@@ -19,7 +21,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from patchkit.model import BenchMetric
@@ -46,6 +48,7 @@ class Setup:
     label: str = ""  # what runs, in the callable's words
     work: float | None = None  # tokens or bytes per call
     cold_s: float = 0.0  # setup + first call, wall clock: imports, JIT, autotuning
+    timing: str = ""  # "graph" (CUDA graph replays), "eager" (calls), "host" (host clock)
 
 
 class Side(Protocol):
@@ -103,19 +106,35 @@ def settled(rounds: Rounds, plan: Plan) -> bool:
     return relative_iqr(round_ratios(rounds)) < plan.stable
 
 
-def alternate(before: Side, after: Side, plan: Plan) -> Rounds:
-    """Time both sides in alternating rounds until the ratio is stable (see ``settled``)."""
+def alternate(
+    before: Side,
+    after: Side,
+    plan: Plan,
+    before_args: Mapping[str, Any],
+    after_args: Mapping[str, Any],
+) -> Rounds:
+    """Time both sides in rounds until the ratio is stable (see ``settled``): before then after
+    in even rounds, after then before in odd ones (ABBA), each side's case set up afresh each
+    round after the first (new buffers: where a process placed them stops counting)."""
     b: list[tuple[float, ...]] = []
     a: list[tuple[float, ...]] = []
     while not settled(Rounds(tuple(b), tuple(a)), plan):
-        b.append(tuple(before.sample(plan.reps)))
-        a.append(tuple(after.sample(plan.reps)))
+        turn = [(before, before_args, b), (after, after_args, a)]
+        later = bool(b)  # the first round uses the setups compare made
+        for side, args, into in turn if len(b) % 2 == 0 else turn[::-1]:
+            if later:
+                again = side.setup(args, plan.warmup)
+                if not again.ok:
+                    raise SampleError(f"set up again: {again.error}")
+            into.append(tuple(side.sample(plan.reps)))
     return Rounds(tuple(b), tuple(a))
 
 
-def is_slower(ratio: float, tolerance: float) -> bool:
-    """The regression flag: after runs at under ``1 - tolerance`` of before's speed."""
-    return ratio < 1.0 - tolerance
+def is_slower(ratios: Sequence[float], tolerance: float) -> bool:
+    """The regression flag: after runs at under ``1 - tolerance`` of before's speed in three
+    rounds of four (the upper quartile of the per-round ratios is under it), so one noisy
+    round, or a noisy case whose ratio merely dips, is not called a regression."""
+    return bool(ratios) and quantile(ratios, 0.75) < 1.0 - tolerance
 
 
 @dataclass(frozen=True)
@@ -166,7 +185,13 @@ class Comparison:
     rounds: int = 0
     slower: bool = False
     reason: str = ""
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    timing: str = ""  # how both sides were timed; "graph/eager" where they differ
+
+
+def _timing(before: Setup, after: Setup) -> str:
+    if before.timing == after.timing:
+        return before.timing
+    return f"{before.timing}/{after.timing}"
 
 
 def compare(
@@ -191,7 +216,7 @@ def compare(
             case, "not compared", compared_with, reason=f"unpatched: {before_setup.error}"
         )
     try:
-        rounds = alternate(before, after, plan)
+        rounds = alternate(before, after, plan, before_args, after_args)
     except SampleError as exc:
         return Comparison(case, "failed", compared_with, reason=str(exc))
     ratios = round_ratios(rounds)
@@ -205,5 +230,6 @@ def compare(
         ratio=ratio,
         ratio_spread=relative_iqr(ratios),
         rounds=len(ratios),
-        slower=is_slower(ratio, tolerance),
+        slower=is_slower(ratios, tolerance),
+        timing=_timing(before_setup, after_setup),
     )

@@ -103,13 +103,20 @@ class BoundSide:
     worker: WorkerSide
     file: str
     function: str
+    graph: bool = True  # try CUDA graph replays (falls back to calls where capture fails)
 
     def setup(self, args: Mapping[str, Any], warmup: int) -> Setup:
-        req = {"op": "setup", "file": self.file, "function": self.function}
+        req = {"op": "setup", "file": self.file, "function": self.function, "graph": self.graph}
         reply = self.worker.request({**req, "args": dict(args), "warmup": warmup}, SETUP_TIMEOUT_S)
         if not reply.get("ok"):
             return Setup(False, error=str(reply.get("error", "")))
-        return Setup(True, label=reply["label"], work=reply["work"], cold_s=reply["cold_s"])
+        return Setup(
+            True,
+            label=reply["label"],
+            work=reply["work"],
+            cold_s=reply["cold_s"],
+            timing=reply.get("timing", ""),
+        )
 
     def sample(self, reps: int) -> list[float]:
         reply = self.worker.request({"op": "sample", "reps": reps}, SAMPLE_TIMEOUT_S)
@@ -184,6 +191,7 @@ def to_bench_record(spec: BenchSpec, c: Comparison) -> BenchRecord:
         rounds=c.rounds,
         tolerance=spec.tolerance,
         slower=c.slower,
+        timing=c.timing,
         reason=c.reason,
     )
 
@@ -210,8 +218,8 @@ def run_bench(
     before = WorkerSide(before_tree, python, Path(f"{log}.before.log"), gpu=spec.gpu)
     after = WorkerSide(after_tree, python, Path(f"{log}.after.log"), gpu=spec.gpu)
     try:
-        bound_b = BoundSide(before, file, spec.function)
-        bound_a = BoundSide(after, file, spec.function)
+        bound_b = BoundSide(before, file, spec.function, spec.graph)
+        bound_a = BoundSide(after, file, spec.function, spec.graph)
         found = [c for case in spec.cases for c in compare_case(spec, case, bound_b, bound_a)]
         return tuple(to_bench_record(spec, c) for c in found)
     finally:

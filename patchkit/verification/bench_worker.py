@@ -11,7 +11,10 @@ code. It answers JSON lines on its stdin with JSON lines on the stdout it was st
 
 Started with ``wall`` as its argument it times with the host clock (CPU code); otherwise
 ``CudaEventTimer`` times each call with CUDA events, the L2 cache flushed before each (as
-``triton.testing.do_bench`` does), so a case whose data fits in L2 is not timed from it.
+``triton.testing.do_bench`` does), so a case whose data fits in L2 is not timed from it. The call
+is captured once as a CUDA graph and the graph replayed (``"graph"`` timing: what the GPU spends,
+without the host's launch overhead, as vLLM runs decode), unless capture fails (``"eager"``) or
+the benchmark says ``graph = false``.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import random
 import sys
 import time
 from collections.abc import Callable
@@ -29,11 +33,45 @@ FLUSH_BYTES = 256 * 1024 * 1024  # larger than any current GPU's L2
 
 
 class CudaEventTimer:
+    kind = "eager"
+
     def __init__(self) -> None:
         import torch
 
         self.torch = torch
         self.flush = torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")
+        self.pad: Any = None
+        self.graph: Any = None
+
+    def release(self) -> None:
+        """Before a case is set up (again): drop the last one, and hold a pad of random size,
+        so the new buffers need not land where the last ones were."""
+        self.graph = self.pad = None
+        self.torch.cuda.synchronize()
+        self.torch.cuda.empty_cache()
+        size = random.randrange(0, 64) * 2 * 1024 * 1024
+        self.pad = self.torch.empty(size, dtype=self.torch.uint8, device="cuda")
+
+    def capture(self, fn: Callable[[], object]) -> tuple[Callable[[], object], str]:
+        """A CUDA graph of one call, replayed instead of the call (no host launch overhead in
+        the figures); the call itself where capture fails."""
+        torch = self.torch
+        try:
+            stream = torch.cuda.Stream()
+            stream.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(stream):
+                fn()
+            torch.cuda.current_stream().wait_stream(stream)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                fn()
+            graph.replay()
+            torch.cuda.synchronize()
+        except Exception:
+            torch.cuda.synchronize()
+            return fn, "eager"
+        self.graph = graph
+        return graph.replay, "graph"
 
     def times(self, fn: Callable[[], object], reps: int) -> list[float]:
         cuda = self.torch.cuda
@@ -53,6 +91,14 @@ class CudaEventTimer:
 
 class WallTimer:
     """For benchmarks of CPU code (``gpu = false``): the host clock around each call."""
+
+    kind = "host"
+
+    def release(self) -> None:
+        pass
+
+    def capture(self, fn: Callable[[], object]) -> tuple[Callable[[], object], str]:
+        return fn, "host"
 
     def times(self, fn: Callable[[], object], reps: int) -> list[float]:
         found = []
@@ -87,12 +133,20 @@ class Worker:
     def __init__(self, timer: Any) -> None:
         self.timer = timer
         self.fn: Callable[[], object] | None = None
+        self.loaded: dict[tuple[str, str], Callable[[dict[str, Any]], Any]] = {}
+
+    def _callable(self, file: str, function: str) -> Callable[[dict[str, Any]], Any]:
+        key = (file, function)
+        if key not in self.loaded:
+            self.loaded[key] = _load(file, function)
+        return self.loaded[key]
 
     def setup(self, req: dict[str, Any]) -> dict[str, Any]:
         self.fn = None
+        self.timer.release()
         start = time.perf_counter()
         try:
-            made = _load(req["file"], req["function"])(dict(req["args"]))
+            made = self._callable(req["file"], req["function"])(dict(req["args"]))
             spec = made if isinstance(made, dict) else {"fn": made}
             fn = spec["fn"]
             fn()
@@ -101,14 +155,16 @@ class Worker:
             for _ in range(int(req.get("warmup", 0))):
                 fn()
             self.timer.sync()
+            timed, timing = self.timer.capture(fn) if req.get("graph", True) else (fn, "eager")
         except Exception as exc:
             return {"ok": False, "error": _error(exc)}
-        self.fn = fn
+        self.fn = timed
         return {
             "ok": True,
             "label": spec.get("label", ""),
             "work": spec.get("work"),
             "cold_s": cold,
+            "timing": self.timer.kind if timing == "eager" else timing,
         }
 
     def sample(self, req: dict[str, Any]) -> dict[str, Any]:

@@ -59,8 +59,9 @@ class BenchRecord:
     after_label: str = ""
     rounds: int = 0
     tolerance: float = 0.05
-    slower: bool = False  # ratio < 1 - tolerance
+    slower: bool = False  # three rounds in four under 1 - tolerance (``bench.is_slower``)
     reason: str = ""
+    timing: str = ""  # "graph" (CUDA graph replays), "eager" (calls), "host" (host clock)
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,14 @@ class FakeTimer:
     def sync(self) -> None:
         pass
 
+    kind = "eager"
+
+    def release(self) -> None:
+        self.released = getattr(self, "released", 0) + 1
+
+    def capture(self, fn: Callable[[], object]) -> tuple[Callable[[], object], str]:
+        return fn, "graph"
+
 
 class FakeSide:
     """A tree whose calls take ``ms`` each (a list: one value per round), logging the order."""
@@ -59,16 +67,20 @@ class FakeSide:
     def __init__(self, name: str, ms: list[float], log: list[str], fails: str = "") -> None:
         self.name, self.ms, self.log, self.fails = name, ms, log, fails
         self.args: dict[str, Any] = {}
+        self.setups = 0
 
     def setup(self, args: Mapping[str, Any], warmup: int) -> Setup:
         self.args = dict(args)
+        self.setups += 1
         if self.fails and not args.get("stand_in"):
             return Setup(False, error=self.fails)
-        return Setup(True, label=f"{self.name} {sorted(args.items())}", work=64, cold_s=3.0)
+        return Setup(
+            True, label=f"{self.name} {sorted(args.items())}", work=64, cold_s=3.0, timing="graph"
+        )
 
     def sample(self, reps: int) -> list[float]:
         self.log.append(self.name)
-        value = self.ms[min(len(self.log) // 2, len(self.ms) - 1)]
+        value = self.ms[min(self.log.count(self.name) - 1, len(self.ms) - 1)]
         if value < 0:
             raise SampleError("the worker exited: CUDA error: an illegal memory access")
         return [value] * reps
@@ -114,11 +126,19 @@ def test_metric_units() -> None:
 
 
 @pytest.mark.parametrize(
-    ("ratio", "tolerance", "slower"),
-    [(0.96, 0.05, False), (0.95, 0.05, False), (0.94, 0.05, True), (1.5, 0.0, False)],
+    ("ratios", "tolerance", "slower"),
+    [
+        ([0.96] * 4, 0.05, False),
+        ([0.95] * 4, 0.05, False),
+        ([0.94] * 4, 0.05, True),
+        ([1.5], 0.0, False),
+        ([0.5, 0.6, 0.7, 1.0], 0.05, True),  # three rounds in four under 0.95
+        ([0.5, 0.6, 1.0, 1.0], 0.05, False),  # a ratio that merely dips: not a regression
+        ([], 0.05, False),
+    ],
 )
-def test_regression_flag(ratio: float, tolerance: float, slower: bool) -> None:
-    assert is_slower(ratio, tolerance) is slower
+def test_regression_flag(ratios: list[float], tolerance: float, slower: bool) -> None:
+    assert is_slower(ratios, tolerance) is slower
 
 
 # -- the timing loop --------------------------------------------------------------------------
@@ -126,12 +146,27 @@ def test_regression_flag(ratio: float, tolerance: float, slower: bool) -> None:
 
 def test_alternates_before_and_after_and_stops_when_stable() -> None:
     log: list[str] = []
-    result = _compare(FakeSide("before", [2.0], log), FakeSide("after", [1.0], log))
-    assert log == ["before", "after"] * 4  # ABAB..., the minimum rounds: the ratio is steady
-    assert result.status == "compared"
+    before, after = FakeSide("before", [2.0], log), FakeSide("after", [1.0], log)
+    result = _compare(before, after)
+    assert before.setups == after.setups == 4  # the cold one, then once more each later round
+    # ABBA..., the minimum rounds (the ratio is steady); each side set up again every round
+    assert log == ["before", "after", "after", "before"] * 2
+    assert result.status == "compared" and result.timing == "graph"
     assert result.ratio == 2.0 and result.ratio_spread == 0.0 and not result.slower
     assert result.before.value == 2.0 and result.after.value == 1.0
     assert result.before.samples == 12 and result.after.cold_s == 3.0
+
+
+def test_a_case_that_cannot_be_set_up_again_fails() -> None:
+    log: list[str] = []
+    after = FakeSide("after", [1.0], log)
+    before = FakeSide("before", [1.0], log)
+    original = before.setup
+    before.setup = lambda args, warmup: (  # type: ignore[method-assign]
+        original(args, warmup) if before.setups == 0 else Setup(False, error="CUDA OOM")
+    )
+    result = _compare(before, after)
+    assert result.status == "failed" and result.reason == "set up again: CUDA OOM"
 
 
 def test_noisy_rounds_add_rounds_up_to_four_times_the_minimum() -> None:
