@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from patchkit import __version__
+from patchkit.cli.explain import explain_arg
 from patchkit.cli.render import err_console
 from patchkit.errors import EXIT_CODES, PatchkitError
 
@@ -168,6 +169,7 @@ def apply_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--verify", action="store_true", help="then run each patch's tests and record the result"
     )
+    explain_arg(parser)
 
 
 def reset_args(parser: argparse.ArgumentParser) -> None:

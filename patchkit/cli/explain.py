@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from patchkit.model import PatchResult, Placement
+from patchkit.cli.render import console
+from patchkit.model import PatchResult, Placement, Rule
 
 
 def _scope(scope: Sequence[str]) -> str:
@@ -18,7 +20,7 @@ def placement_line(mark: Placement) -> str:
     text = f"{mark.hunk}  {where}"
     if mark.line or mark.scope:
         text += f" in {_scope(mark.scope)}"
-    text += f"  by {mark.rule.value}"
+    text += f"  by {mark.rule.value}" if mark.rule is not Rule.NONE else "  not placed"
     if mark.moved_from:
         text += f" (moved from {mark.moved_from})"
     if mark.candidates:
@@ -56,3 +58,23 @@ def placement_json(mark: Placement) -> dict[str, Any]:
 def explain_json(results: Sequence[PatchResult]) -> dict[str, list[dict[str, Any]]]:
     """patch id -> its hunks' placements."""
     return {r.patch_id: [placement_json(m) for m in r.placements] for r in results}
+
+
+def explain_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="per hunk of each diff: where it went (file:line, scope path) and by which rule",
+    )
+
+
+def print_explained(args: argparse.Namespace, results: Sequence[PatchResult]) -> None:
+    """The placements as plain lines, when ``--explain`` asked for them."""
+    if getattr(args, "explain", False):
+        for line in explain_lines(results):
+            console.print(line, markup=False, highlight=False)
+
+
+def explained_json(args: argparse.Namespace, results: Sequence[PatchResult]) -> dict[str, Any]:
+    """``{"placements": {patch id: [...]}}`` for ``--json --explain``; empty otherwise."""
+    return {"placements": explain_json(results)} if getattr(args, "explain", False) else {}

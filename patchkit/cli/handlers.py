@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from patchkit.cli.args import where_of
+from patchkit.cli.explain import explained_json, print_explained
 from patchkit.cli.render import (
     console,
     err_console,
@@ -51,6 +52,7 @@ def apply_cmd(args: argparse.Namespace) -> int:
             include=args.include,
             allow_dirty=args.allow_dirty,
             allow_other_commit=args.allow_other_commit,
+            explain=args.explain,
         )
     except ApplyFailed as exc:
         _render_results(args, args.target, None, exc.results, "apply: FAILED")
@@ -63,11 +65,13 @@ def apply_cmd(args: argparse.Namespace) -> int:
     if report.recovered:
         console.print(f"restored {len(report.recovered)} file(s) left by an interrupted run")
     if args.json:
-        print_json(results_json(args.target, report.commit, report.results) | {"noop": report.noop})
+        data = results_json(args.target, report.commit, report.results) | {"noop": report.noop}
+        print_json(data | explained_json(args, report.results))
     elif report.noop:
         console.print(f"{args.target}: already applied to {tree.root}; nothing to do")
     else:
         console.print(results_table(f"apply to {tree.root}", report.results))
+        print_explained(args, report.results)
     if args.verify:
         _verify_after_apply(args, project, tree, list(done.patches))
     if not args.json:
@@ -100,9 +104,10 @@ def _render_results(
     title: str,
 ) -> None:
     if getattr(args, "json", False):
-        print_json(results_json(target, commit, results))
+        print_json(results_json(target, commit, results) | explained_json(args, results))
     else:
         console.print(results_table(title, results))
+        print_explained(args, results)
 
 
 def status_cmd(args: argparse.Namespace) -> int:

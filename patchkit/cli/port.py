@@ -6,7 +6,7 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
-from patchkit.cli.explain import explain_json, explain_lines
+from patchkit.cli.explain import explain_arg, explain_json, explain_lines
 from patchkit.cli.render import console, print_json, results_json, results_table
 from patchkit.errors import PatchFailed
 from patchkit.ops.port import port
@@ -21,11 +21,7 @@ def add_port_args(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--allow-dirty", action="store_true", help="patch over uncommitted edits")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
-    parser.add_argument(
-        "--explain",
-        action="store_true",
-        help="per hunk: where it went (file:line, scope path) and by which rule",
-    )
+    explain_arg(parser)
     parser.add_argument(
         "--refreshed",
         type=Path,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rich.table import Table
 
+from patchkit.cli.explain import explain_arg, placement_json, placement_line
 from patchkit.cli.render import console, err_console, print_json
 from patchkit.errors import ConfigError, RebaseStopped
 from patchkit.model import Outcome, PatchMeta, SourceKind, UpstreamStatus
@@ -47,6 +48,7 @@ def add_rebase_args(parser: argparse.ArgumentParser) -> None:
         "--python", default=sys.executable, metavar="PATH", help="interpreter for those tests"
     )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    explain_arg(parser)
 
 
 def rebase_cmd(args: argparse.Namespace) -> int:
@@ -71,11 +73,22 @@ def rebase_cmd(args: argparse.Namespace) -> int:
             onto=args.onto,
             sets=args.sets,
             allow_pending=args.allow_pending,
+            explain=args.explain,
         )
     if args.json:
-        print_json(report.to_json())
+        data = report.to_json()
+        if args.explain:
+            data["placements"] = {
+                p.id: [placement_json(m) for m in p.placements] for p in report.patches
+            }
+        print_json(data)
     else:
         print_report(report)
+        for p in report.patches if args.explain else ():
+            for line in [f"{p.id}: {p.outcome.value}"] + [
+                f"  {placement_line(m)}" for m in p.placements
+            ]:
+                console.print(line, markup=False, highlight=False)
     if report.stopped:
         raise RebaseStopped(
             f"rebase of {report.target} onto {report.onto} stopped; report: {report.report}",

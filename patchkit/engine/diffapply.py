@@ -129,7 +129,7 @@ def apply_content(job: Job, current: bytes) -> FileResult:
             marks = tuple(_mark(fp.path, h, Rule.UPSTREAM) for h in fp.hunks)
             return _result(fp, Outcome.UPSTREAMED, Step.PROBE, lines, marks)
     if fp.old_blob and sha.startswith(fp.old_blob):
-        return _exact(fp, lines)
+        return _exact(fp, lines, job.explain)
     return _placed(job, lines)
 
 
@@ -137,7 +137,7 @@ def _mark(path: str, hunk: Hunk, rule: Rule, line: int | None = None) -> Placeme
     return Placement(path, hunk.header, rule, line)
 
 
-def _exact(fp: FilePatch, lines: list[bytes]) -> FileResult:
+def _exact(fp: FilePatch, lines: list[bytes], explain: bool = False) -> FileResult:
     """The file is the diff's base blob: hunks at their own line numbers, and the result
     must be the blob the ``index`` line names."""
     spans = []
@@ -159,7 +159,17 @@ def _exact(fp: FilePatch, lines: list[bytes]) -> FileResult:
             f"its hunks make blob {written[:12]}, not {fp.new_blob[:12]} as its index line "
             "says (a hunk lost or edited by hand)",
         )
-    marks = tuple(_mark(fp.path, h, Rule.EXACT, h.old_start) for h in fp.hunks)
+    view = FileView(fp.path, lines) if explain else None
+    marks = tuple(
+        Placement(
+            fp.path,
+            h.header,
+            Rule.EXACT,
+            h.old_start,
+            view.hunk_scope(h, max(h.old_start - 1, 0)) if view else (),
+        )
+        for h in fp.hunks
+    )
     return _result(fp, Outcome.APPLIED, Step.EXACT, out, marks)
 
 

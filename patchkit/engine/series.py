@@ -146,12 +146,17 @@ def run_patch(
 
 
 def run_series(
-    patches: Sequence[PatchMeta], overlay: Overlay, blobs: Blobs, *, stop_on_failure: bool = True
+    patches: Sequence[PatchMeta],
+    overlay: Overlay,
+    blobs: Blobs,
+    *,
+    stop_on_failure: bool = True,
+    explain: bool = False,
 ) -> list[PatchResult]:
     """Run patches in order on ``overlay`` (updated in place with each patch's changes)."""
     results = []
     for meta in patches:
-        result = run_patch(meta, overlay.read, blobs, overlay.lister)
+        result = run_patch(meta, overlay.read, blobs, overlay.lister, explain=explain)
         results.append(result)
         if result.outcome.ok:
             for change in result.changes:

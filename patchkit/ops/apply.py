@@ -98,6 +98,7 @@ def apply(
     blobs: Blobs,
     allow_dirty: bool = False,
     allow_other_commit: bool = False,
+    explain: bool = False,
 ) -> ApplyReport:
     store = StateStore(tree.state_dir)
     recovered = tuple(recover(tree, store))
@@ -115,7 +116,7 @@ def apply(
     if not allow_dirty:
         _check_clean(tree, state, patches)
     overlay = _originals(tree, store, state)
-    results = run_series(patches, overlay, blobs)
+    results = run_series(patches, overlay, blobs, explain=explain)
     failed = [r for r in results if not r.outcome.ok]
     if failed:
         names = ", ".join(f"{r.patch_id} ({r.outcome.value})" for r in failed)
@@ -257,6 +258,7 @@ def apply_target(
     include: Sequence[str] = (),
     allow_dirty: bool = False,
     allow_other_commit: bool = False,
+    explain: bool = False,
 ) -> TargetApply:
     """Apply every patch of ``target``'s sets (plus the opt-ins in ``include``) to the tree
     ``where`` names, all or nothing. Raises ``ApplyFailed`` (with per-patch results) when a patch
@@ -277,6 +279,7 @@ def apply_target(
             blobs=blobs,
             allow_dirty=allow_dirty,
             allow_other_commit=allow_other_commit,
+            explain=explain,
         )
     finally:
         blobs.close()

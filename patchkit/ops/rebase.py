@@ -79,6 +79,7 @@ class _Run:
     directory: Path
     found: dict[str, Bisected] = field(default_factory=dict)
     points: int = 0
+    explain: bool = False  # name each hunk's scope path (parses files placement did not need)
 
     @property
     def label(self) -> str:
@@ -103,8 +104,10 @@ def rebase(
     history: History | None = None,
     allow_pending: bool = False,
     sets: list[str] | None = None,
+    explain: bool = False,
 ) -> RebaseReport:
-    """Move ``target``'s patches and lock onto ``onto`` (release version, tag, commit)."""
+    """Move ``target``'s patches and lock onto ``onto`` (release version, tag, commit);
+    ``explain`` names the scope path of every hunk's place."""
     directory = state_dir(project.root, target)
     if load_state(directory) is not None:
         raise RebaseStopped(
@@ -112,7 +115,7 @@ def rebase(
             hint=f"`patchkit rebase --target {target} --continue` or `--abort`",
         )
     run = _open(project, target, history, directory)
-    run.new = run.history.resolve(onto)
+    run.new, run.explain = run.history.resolve(onto), explain
     state = RebaseState(str(project.root), target, sets, run.new, allow_pending, [])
     try:
         return _conclude(run, state, _evaluate(run, {}))
@@ -187,7 +190,7 @@ def _evaluate(run: _Run, manual: dict[str, dict[str, bytes | None]]) -> list[_Ev
         if meta.id in manual:
             result = manual_result(meta.id, before, manual[meta.id])
         else:
-            result = run_patch(meta, overlay.read, run.blobs, overlay.lister)
+            result = run_patch(meta, overlay.read, run.blobs, overlay.lister, explain=run.explain)
         for change in result.changes:  # a rewrite may find its code moved to other files
             before.setdefault(change.path, overlay.read(change.path))
         deltas = tuple(change_deltas(result.changes, overlay))
@@ -255,6 +258,7 @@ def _judge(run: _Run, ev: _Eval, prober: Callable[[], Prober]) -> PatchRebase:
         refreshed,
         details,
         message,
+        result.placements,
     )
 
 

@@ -23,7 +23,15 @@ from patchkit.cache import cache_dir
 from patchkit.engine.bisect import Point
 from patchkit.errors import ConfigError, RebaseStopped
 from patchkit.gitrepo import GitRepo
-from patchkit.model import ConflictDetail, FileChange, Outcome, PatchMeta, PatchResult, Step
+from patchkit.model import (
+    ConflictDetail,
+    FileChange,
+    Outcome,
+    PatchMeta,
+    PatchResult,
+    Placement,
+    Step,
+)
 from patchkit.upstream.lock import move_lock
 from patchkit.workspace.tree import Tree, write_file
 
@@ -45,6 +53,7 @@ class PatchRebase:
     refreshed: bool = False  # its patch file is rewritten
     details: tuple[ConflictDetail, ...] = ()
     message: str = ""
+    placements: tuple[Placement, ...] = ()  # per hunk of a diff: where it went, by which rule
 
 
 @dataclass(frozen=True)

@@ -129,3 +129,20 @@ def test_other_files_have_no_scopes_and_trees_are_cached() -> None:
     assert scopes_for("docs/notes.txt", b"anything\n") is None
     assert scopes_for("a.py", PY.encode()) is scopes_for("b/a.py", PY.encode())
     assert scopes_for("a.py", PY.encode()) is not scopes_for("a.py", PY.encode() + b"Y = 2\n")
+
+
+def test_include_guards_are_no_scope_and_macros_are() -> None:
+    text = dedent(
+        """
+        #ifndef FLASHINFER_UTILS_CUH_
+        #define FLASHINFER_UTILS_CUH_
+        #define DISPATCH_GQA_GROUP_SIZE(group_size, GROUP_SIZE, ...) \\
+          if (group_size == 1) {                                     \\
+            __VA_ARGS__                                              \\
+          }
+        #endif
+        """
+    )
+    tree = parse_scopes("cuda", text.encode())
+    assert tree.scope_path(4) == ("#define DISPATCH_GQA_GROUP_SIZE",)
+    assert tree.scope_path(1) == ()

@@ -42,6 +42,7 @@ _C_FAMILY = (
     "preproc_elif",
     "preproc_else",
     "linkage_specification",
+    "preproc_function_def",
 )
 # The node kinds that open a scope, per language (kinds a grammar lacks are left out).
 SCOPE_KINDS = {

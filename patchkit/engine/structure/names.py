@@ -38,7 +38,25 @@ def _declarator_name(node: tree_sitter.Node) -> str:
     return _text(seen.child_by_field_name("declarator"))
 
 
-def _preproc(node: tree_sitter.Node) -> str:
+def _include_guard(node: tree_sitter.Node) -> bool:
+    """``#ifndef X`` straight followed by ``#define X``: the whole header, not a scope."""
+    name = node.child_by_field_name("name")
+    named = node.named_children
+    nxt = named[1] if len(named) > 1 else None
+    return (
+        node.children[0].type == "#ifndef"
+        and name is not None
+        and nxt is not None
+        and nxt.type == "preproc_def"
+        and _text(nxt.child_by_field_name("name")) == _text(name)
+    )
+
+
+def _preproc(node: tree_sitter.Node) -> str | None:
+    if node.type == "preproc_function_def":
+        return f"#define {_text(node.child_by_field_name('name'))}"
+    if node.type == "preproc_ifdef" and _include_guard(node):
+        return None
     if node.type == "preproc_else":
         return "#else"
     if node.type == "preproc_ifdef":
