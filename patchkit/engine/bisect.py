@@ -21,7 +21,7 @@ from patchkit.engine.series import Blobs, Overlay, run_series, touched_paths
 from patchkit.errors import PatchkitError, SourceError
 from patchkit.gitrepo import GitRepo
 from patchkit.model import LockEntry, Outcome, PatchMeta, PatchResult, SourceKind
-from patchkit.targets import profile
+from patchkit.targets import commits_match, profile
 from patchkit.upstream.index import PackageIndex
 from patchkit.upstream.sources import GitMirror, ReleaseStore, available_releases, package_of
 
@@ -64,6 +64,8 @@ class IndexHistory:
             if not final:
                 raise SourceError(f"no release of {self.store.package} on the index")
             return Point(final[-1], final[-1])
+        if _HEX.match(onto.lower()) and not _is_version(onto):
+            return self._by_upstream_commit(onto)
         wanted = _parse(onto.removeprefix("v"))
         for version in self.versions:
             if _parse(version) == wanted:
@@ -71,6 +73,21 @@ class IndexHistory:
         raise SourceError(
             f"{self.store.package} has no source release {onto} on the index",
             hint="pass one of the versions `pip index versions` lists, or `latest`",
+        )
+
+    def _by_upstream_commit(self, commit: str) -> Point:
+        """The release whose upstream commit is ``commit`` (or starts with it): the locked one,
+        or one already fetched (a release names its commit only once it is downloaded)."""
+        if commits_match(commit, self.entry.commit):
+            return self.start()
+        for version in self.store.fetched():
+            named = self.store.upstream_commit(str(version))
+            if named and commits_match(commit, named):
+                return Point(str(version), str(version))
+        raise SourceError(
+            f"no fetched release of {self.store.package} is upstream commit {commit}",
+            hint="pass the release version (as `pip index versions` lists it) or `latest`; "
+            "patchkit knows a release's upstream commit once it has fetched that release",
         )
 
     def between(self, old: Point, new: Point) -> list[Point]:
@@ -129,6 +146,14 @@ class GitHistory:
 
     def close(self) -> None:
         self.repo.close()
+
+
+def _is_version(text: str) -> bool:
+    try:
+        Version(text.removeprefix("v"))
+    except InvalidVersion:
+        return False
+    return True
 
 
 def _parse(version: str) -> Version:

@@ -18,6 +18,7 @@ from patchkit.engine.series import Blobs, run_patch, touched_paths
 from patchkit.errors import PatchFailed, SourceError, TreeError
 from patchkit.gitrepo import GitRepo, blob_id
 from patchkit.model import FileChange, Outcome, PatchKind, PatchMeta, PatchResult
+from patchkit.upstream.sources import resolve_release_ref
 from patchkit.workspace.state import StateStore
 from patchkit.workspace.tree import Tree, checkout_tree
 from patchkit.workspace.treecheck import changed_files
@@ -142,11 +143,15 @@ def _meta(patch_file: Path) -> PatchMeta:
 
 
 def _resolve(repo: GitRepo, rev: str) -> str:
-    found = repo.resolve(rev)
+    """``rev`` as people give it: a commit, a tag, a release version (``0.6.6`` for the tag
+    ``v0.6.6`` patchkit gives each release it fetches), or the upstream commit a release names
+    (or a prefix of it)."""
+    found = resolve_release_ref(repo, rev)
     if found is None:
         raise SourceError(
-            f"{rev} is not a commit of {repo.path}",
-            hint="fetch the commit the diff was made at into the checkout first",
+            f"{rev} is not a commit, tag, release version or upstream commit of {repo.path}",
+            hint="pass the commit the diff was made at (fetch it into the checkout first), or "
+            "the release version it was made for",
         )
     return found
 
