@@ -254,3 +254,26 @@ def test_cli_import_report_and_exit_codes(
     series += ["--checkout", str(releases3.upstream.path)]
     assert main(series) == 0
     assert (out / "series").read_text() == "good.patch\n"
+
+
+def test_script_over_several_files_in_a_loop(releases3: Releases3, tmp_path: Path) -> None:
+    script = tmp_path / "two.py"
+    script.write_text(
+        dedent(
+            """
+            from pathlib import Path
+            ROOT = Path("/usr/lib/python3/dist-packages/vllm")
+            for name, old, new in [("model.py", "return 2", "return 4"), ("util.py", "y * 2", "y * 5")]:
+                path = ROOT / name
+                code = path.read_text()
+                code = code.replace(old, new)
+                path.write_text(code)
+            """
+        )
+    )
+    [patch] = releases3.import_(script).patches
+    assert (patch.outcome, patch.files) == ("applied", ("vllm/model.py", "vllm/util.py"))
+    assert (
+        "+        return 4\n" in patch.diff.decode()
+        and "+    return y * 5\n" in patch.diff.decode()
+    )
