@@ -6,11 +6,12 @@ drifted tree: every result is a ``PatchResult`` value. It
 
 1. lists the candidate files of each rewrite from text alone (``patchkit.engine.rewrite_select``): its
    home file, plus the files under its ``search`` globs that pass the text prefilter;
-2. looks each file's result up in the cache, keyed by the rewrite module's source, the path, the
-   input bytes and the engine's own source;
-3. otherwise parses with libcst (no metadata providers), runs the rewrites that take the file,
-   checks that the output parses and that a second run on it changes nothing and finds every
-   site present; files are parsed in parallel processes when several miss the cache;
+2. looks each file's result up in the cache, keyed by the rewrite module's source (and declared
+   files), the path, the input bytes and the engine's own source;
+3. otherwise parses with libcst once (no metadata providers), runs the rewrites that take the
+   file, checks that the output parses (``ast``) and that a second run on the tree libcst holds
+   changes nothing and finds every site present, and prints once; files are rewritten in
+   parallel processes when several miss the cache (``prewarm``: across a whole series);
 4. judges each anchor over every candidate file together: its count (or range) of edit sites,
    and where each was found, so a rewrite follows code that moved to another file or function.
 """
@@ -38,6 +39,7 @@ import libcst as cst
 from patchkit.engine import rewrite_cache
 from patchkit.engine.diffparse import is_git_internal
 from patchkit.engine.rewrite_base import Rewrite
+from patchkit.engine.rewrite_outcome import RewriteRun, conclude, judge, module_sha, patch_result
 from patchkit.engine.rewrite_report import (
     AnchorReport,
     FileReport,
@@ -45,7 +47,6 @@ from patchkit.engine.rewrite_report import (
     Site,
     Tally,
     combine_outcomes,
-    judge_anchor,
 )
 from patchkit.engine.rewrite_select import (
     ANCHOR_RE,
@@ -53,12 +54,11 @@ from patchkit.engine.rewrite_select import (
     Selector,
     anchor_spec,
     candidates,
-    searched,
     valid_glob,
     valid_needle,
 )
 from patchkit.errors import ConfigError
-from patchkit.model import ConflictDetail, FileChange, Outcome, PatchResult, Step
+from patchkit.model import Outcome, PatchResult, Step
 
 __all__ = [
     "AnchorReport",
@@ -202,20 +202,26 @@ def _rewrite_module(
     rewrites: Sequence[type[Rewrite]], path: str, data: bytes, module: cst.Module
 ) -> FileRun:
     updated, tallies = _run_pass(rewrites, path, module)
-    output = updated.bytes
     changed = [t for t in tallies if any(not s.present for s in t.sites)]
     if not changed:
-        if output != data:
+        if not _same(updated, module, data):
             raise _RewriteBroke("no site was reported changed, yet the rewrite changed the code")
         return FileRun(path, tuple(tallies))
+    output = updated.bytes  # the one print
     where = "anchor(s) " + ", ".join(dict.fromkeys(t.anchor for t in changed))
     if output == data:
         raise _RewriteBroke(
             f"edit sites were reported changed at {where}, yet the code is the same"
         )
     _check_parses(output, where)
-    _check_idempotent(rewrites, path, output, tallies)
+    _check_idempotent(rewrites, path, updated, output, tallies)
     return FileRun(path, tuple(tallies), output)
+
+
+def _same(new: cst.Module, old: cst.Module, old_code: bytes) -> bool:
+    """The trees print the same code: compared as trees first (the parts a rewrite did not
+    visit are shared objects, so this costs next to nothing), printed only when they differ."""
+    return new.deep_equals(old) or new.bytes == old_code
 
 
 def _run_pass(
@@ -260,13 +266,15 @@ def _check_parses(output: bytes, where: str) -> None:
 
 
 def _check_idempotent(
-    rewrites: Sequence[type[Rewrite]], path: str, output: bytes, first: list[Tally]
+    rewrites: Sequence[type[Rewrite]],
+    path: str,
+    updated: cst.Module,
+    output: bytes,
+    first: list[Tally],
 ) -> None:
-    try:
-        module = cst.parse_module(output)
-    except cst.ParserSyntaxError as exc:
-        raise _RewriteBroke(f"libcst cannot parse the rewritten code: {exc.message}") from exc
-    again, tallies = _run_pass(rewrites, path, module)
+    """A second run over the rewritten tree as libcst holds it (never parsed again) must find
+    every site present and change nothing."""
+    again, tallies = _run_pass(rewrites, path, updated)
     for before, after in zip(first, tallies, strict=True):
         changed = sum(not s.present for s in after.sites)
         present = len(after.sites) - changed
@@ -276,7 +284,7 @@ def _check_idempotent(
                 f"reports changed {changed}, present {present}, "
                 f"expected {len(before.sites)} present"
             )
-    if again.bytes != output:
+    if not _same(again, updated, output):
         raise _RewriteBroke("not idempotent: a second run on its own output changed it again")
 
 
@@ -298,41 +306,13 @@ def rewrite_source(rewrites: Sequence[type[Rewrite]], path: str, data: bytes | N
     run = rewrite_file(rewrites, path, data) if admitted else FileRun(path)
     if run.failure:
         return FileReport(path, Outcome.FAILED, message=run.failure)
-    anchors = _judge(rewrites, [run])
+    anchors = judge([cls.selector() for cls in rewrites], [run])
     outcome = combine_outcomes([a.outcome for a in anchors])
     output = run.output if outcome in (Outcome.APPLIED, Outcome.PARTLY_UPSTREAMED) else None
     return FileReport(path, outcome, tuple(anchors), output)
 
 
-def _judge(rewrites: Sequence[type[Rewrite]], runs: Sequence[FileRun]) -> list[AnchorReport]:
-    reports = []
-    for cls in rewrites:
-        for spec in cls.specs():
-            tallies = [
-                t for r in runs for t in r.tallies
-                if t.rewrite == cls.__name__ and t.anchor == spec.pattern
-            ]  # fmt: skip
-            reports.append(judge_anchor(cls.__name__, spec, tallies, cls.path))
-    return reports
-
-
 # -- a whole patch ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RewriteRun:
-    """A rewrite module's rewrites over a whole tree."""
-
-    outcome: Outcome
-    anchors: tuple[AnchorReport, ...]  # every anchor, judged over all its candidate files
-    files: tuple[FileRun, ...]  # every candidate file, in the order looked at
-    missing: tuple[tuple[str, str], ...] = ()  # (home, why) of rewrites that found no file
-
-    @property
-    def changes(self) -> tuple[FileChange, ...]:
-        if self.outcome not in (Outcome.APPLIED, Outcome.PARTLY_UPSTREAMED):
-            return ()
-        return tuple(FileChange(r.path, r.output) for r in self.files if r.output is not None)
 
 
 @dataclass(frozen=True)
@@ -344,11 +324,29 @@ class _Job:
     classes: tuple[str, ...]
 
 
-def run_rewrites(file: Path, read: Reader, listing: Lister | None = None) -> RewriteRun:
-    """Run a rewrite module over the tree ``read`` (and ``listing``) sees. ConfigError for a
-    broken module; every other problem is in the result."""
+def _loaded(file: Path, files: Sequence[str]) -> tuple[list[type[Rewrite]], str]:
+    """A rewrite module's rewrites, checked against the files its metadata declares, and its
+    key; its selectors are remembered under that key, for runs that do not import it."""
     classes = load_rewrites(file)
-    module_sha = hashlib.sha256(Path(file).read_bytes()).hexdigest()
+    homes = list(dict.fromkeys(cls.path for cls in classes))
+    if files and set(files) != set(homes):
+        raise ConfigError(
+            f"{file}: the patch metadata declares files {sorted(files)}, but its rewrites are "
+            f"made on {sorted(homes)}",
+            hint="make `files` in the patch's .toml list exactly the paths its rewrites name",
+        )
+    key = module_sha(Path(file).read_bytes(), files)
+    rewrite_cache.store_selectors(key, [cls.selector() for cls in classes])
+    return classes, key
+
+
+def run_rewrites(
+    file: Path, read: Reader, listing: Lister | None = None, files: Sequence[str] = ()
+) -> RewriteRun:
+    """Run a rewrite module over the tree ``read`` (and ``listing``) sees. ConfigError for a
+    broken module, or one whose rewrites are not made on the ``files`` its metadata declares;
+    every other problem is in the result."""
+    classes, key = _loaded(file, files)
     selectors = [cls.selector() for cls in classes]
     taken = candidates(selectors, read, listing)
     runs: dict[str, FileRun] = {}
@@ -356,46 +354,60 @@ def run_rewrites(file: Path, read: Reader, listing: Lister | None = None) -> Rew
     for path, chosen in taken.items():
         data = read(path) or b""
         names = tuple(s.rewrite for s in chosen)
-        cached = rewrite_cache.load(module_sha, path, names, data)
+        cached = rewrite_cache.load(key, path, names, data)
         if cached is not None:
             runs[path] = cached
         else:
-            jobs.append(_Job(Path(file), module_sha, path, data, names))
+            jobs.append(_Job(Path(file), key, path, data, names))
     for job, run in zip(jobs, _run_jobs(jobs), strict=True):
         if not run.failure:
-            rewrite_cache.store(module_sha, job.classes, run, job.data)
+            rewrite_cache.store(key, job.classes, run, job.data)
         runs[job.path] = run
-    files = tuple(runs[p] for p in taken)
+    runs_in_order = tuple(runs[p] for p in taken)
     seen = {s.rewrite for chosen in taken.values() for s in chosen}
-    return _conclude(classes, selectors, files, seen, read)
+    return conclude(selectors, runs_in_order, seen, read)
 
 
-def _conclude(
-    classes: Sequence[type[Rewrite]],
-    selectors: Sequence[Selector],
-    files: tuple[FileRun, ...],
-    seen: set[str],
+def prewarm(
+    series: Sequence[tuple[Path, Sequence[str]] | set[str]],
     read: Reader,
-) -> RewriteRun:
-    anchors = tuple(_judge(classes, files))
-    missing = tuple((s.home, _missing(s, read)) for s in selectors if s.rewrite not in seen)
-    outcomes = [a.outcome for a in anchors if a.rewrite in seen]
-    outcomes += [Outcome.GONE for _ in missing]
-    outcomes += [Outcome.FAILED for f in files if f.failure]
-    return RewriteRun(combine_outcomes(outcomes), anchors, files, missing)
+    listing: Lister | None = None,
+) -> None:
+    """Rewrite at once, in parallel processes, the candidate files that miss the cache of every
+    rewrite in ``series`` (``(module, declared files)``; a diff is the set of paths it changes)
+    whose candidates no earlier patch may change; cache the runs for the series run after."""
+    touched: set[str] = set()
+    jobs: list[_Job] = []
+    for item in series:
+        if isinstance(item, set):
+            touched |= item
+            continue
+        try:
+            classes, key = _loaded(*item)
+        except ConfigError:
+            return  # the series run reports it; what follows depends on it
+        taken = candidates([c.selector() for c in classes], read, listing)
+        if not touched & set(taken):
+            jobs += _misses(item[0], key, taken, read)
+        touched |= set(taken)
+    jobs.sort(key=lambda job: -len(job.data))  # the largest file starts first
+    for job, run in zip(jobs, _run_jobs(jobs), strict=True):
+        if not run.failure:
+            rewrite_cache.store(job.module_sha, job.classes, run, job.data)
 
 
-def _missing(selector: Selector, read: Reader) -> str:
-    """Why a rewrite has no candidate file."""
-    elsewhere = f", nor is it under {searched([selector])}" if selector.search else ""
-    if read(selector.home) is None:
-        return f"the file does not exist{elsewhere}"
-    names = ", ".join(a.pattern for a in selector.anchors)
-    return f"no anchor of {selector.rewrite} ({names}) is defined in it any more{elsewhere}"
+def _misses(file: Path, key: str, taken: dict[str, list[Selector]], read: Reader) -> list[_Job]:
+    jobs = []
+    for path, chosen in taken.items():
+        data = read(path) or b""
+        names = tuple(s.rewrite for s in chosen)
+        if rewrite_cache.load(key, path, names, data) is None:
+            jobs.append(_Job(Path(file), key, path, data, names))
+    return jobs
 
 
 def _run_jobs(jobs: list[_Job]) -> list[FileRun]:
-    if len(jobs) < 2:
+    if len(jobs) < 2 or (os.cpu_count() or 1) < 2:
         return [_run_job(job) for job in jobs]
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
@@ -416,32 +428,16 @@ def _run_job(job: _Job) -> FileRun:
 
 
 def run_rewrite_patch(
-    patch_id: str, file: Path, read: Reader, listing: Lister | None = None
+    patch_id: str,
+    file: Path,
+    read: Reader,
+    listing: Lister | None = None,
+    files: Sequence[str] = (),
 ) -> PatchResult:
-    """Run one rewrite patch against the tree ``read`` sees. Never raises for a bad patch."""
+    """Run one rewrite patch against the tree ``read`` sees. Never raises for a bad patch.
+    ``files``: the paths its metadata declares (checked against its rewrites)."""
     try:
-        run = run_rewrites(file, read, listing)
+        run = run_rewrites(file, read, listing, files)
     except ConfigError as exc:
         return PatchResult(patch_id, Outcome.FAILED, Step.REWRITE, message=f"{patch_id}: {exc}")
-    step = Step.PROBE if run.outcome is Outcome.UPSTREAMED else Step.REWRITE
-    lines, details = _explain(run)
-    message = "\n".join(f"{patch_id}: {line}" for line in lines)
-    return PatchResult(patch_id, run.outcome, step, run.changes, message, tuple(details))
-
-
-def _explain(run: RewriteRun) -> tuple[list[str], list[ConflictDetail]]:
-    lines: list[str] = []
-    details: list[ConflictDetail] = []
-    for home, why in run.missing:
-        lines.append(f"{home}: {why}")
-        details.append(ConflictDetail(home, "", why))
-    for f in run.files:
-        if f.failure:
-            lines.append(f"{f.path}: {f.failure}")
-            details.append(ConflictDetail(f.path, "", f.failure))
-    judged = [a for a in run.anchors if a.defined or a.sites or not run.missing]
-    bad = [a for a in judged if not a.outcome.ok and a.outcome is not Outcome.PARTLY_UPSTREAMED]
-    if not lines:
-        lines += [f"{a.path}: {a.message}" for a in (bad or judged)]
-    details += [ConflictDetail(a.path, a.anchor, a.message, ours=a.code) for a in bad]
-    return lines, details
+    return patch_result(patch_id, run)

@@ -7,21 +7,23 @@ import functools
 import hashlib
 import json
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from patchkit.cache import cache_dir
 from patchkit.engine.rewrite_report import FileRun, Site, Tally
+from patchkit.engine.rewrite_select import AnchorSpec, Selector
 
-ENGINE_VERSION = "2"
-_ENGINE_MODULES = (
-    "patchkit.engine.rewrite",
-    "patchkit.engine.rewrite_base",
-    "patchkit.engine.rewrite_cache",
-    "patchkit.engine.rewrite_report",
-    "patchkit.engine.rewrite_select",
+ENGINE_VERSION = "3"
+# The engine's own source, read by path: a warm run that imports none of it keys the same.
+_ENGINE_FILES = (
+    "rewrite.py",
+    "rewrite_base.py",
+    "rewrite_cache.py",
+    "rewrite_outcome.py",
+    "rewrite_report.py",
+    "rewrite_select.py",
 )
 
 
@@ -40,11 +42,41 @@ def _cache_files(
 def engine_sha() -> str:
     """Hash of the engine's own source: a changed engine never reads an old result."""
     digest = hashlib.sha256()
-    for name in _ENGINE_MODULES:
-        module = sys.modules.get(name)
-        if module is not None and module.__file__:
-            digest.update(Path(module.__file__).read_bytes())
+    for name in _ENGINE_FILES:
+        digest.update(Path(__file__).with_name(name).read_bytes())
     return digest.hexdigest()
+
+
+def _selectors_file(module_sha: str) -> Path:
+    return cache_dir("rewrites") / f"{module_sha}-{engine_sha()[:16]}.selectors.json"
+
+
+def load_selectors(module_sha: str) -> list[Selector] | None:
+    """The selectors of a rewrite module, remembered when it was last imported."""
+    try:
+        raw = json.loads(_selectors_file(module_sha).read_text())
+        return [_selector(item) for item in raw]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def store_selectors(module_sha: str, selectors: list[Selector]) -> None:
+    if not _WRITES[-1]:
+        return
+    content = json.dumps([s.to_json() for s in selectors]).encode()
+    with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
+        _write_atomic(_selectors_file(module_sha), content)
+
+
+def _selector(raw: dict[str, Any]) -> Selector:
+    anchors = tuple(AnchorSpec(str(p), int(lo), int(hi)) for p, (lo, hi) in raw["anchors"].items())
+    return Selector(
+        str(raw["rewrite"]),
+        str(raw["home"]),
+        tuple(str(g) for g in raw["search"]),
+        tuple(str(n) for n in raw["needles"]),
+        anchors,
+    )
 
 
 def load(module_sha: str, path: str, classes: tuple[str, ...], data: bytes) -> FileRun | None:

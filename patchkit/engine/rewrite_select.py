@@ -58,7 +58,7 @@ class AnchorSpec:
         """False only when no alternative can be defined in ``data``: some name of it without a
         wildcard (the class, the method) is defined nowhere in the text."""
         return any(
-            all(_defines(name).search(data) for name in alt.split(".") if "*" not in name)
+            all(defines(data, name) for name in alt.split(".") if "*" not in name)
             for alt in self.alternatives
         )
 
@@ -203,6 +203,22 @@ def _root(glob: str) -> str:
 def _defines(name: str) -> re.Pattern[bytes]:
     word = re.escape(name.encode())
     return re.compile(rb"\b(?:def|class)\s+" + word + rb"\b|^[ \t]*" + word + rb"[ \t]*[:=]", re.M)
+
+
+def defines(data: bytes, name: str) -> bool:
+    """``name`` is defined in ``data``: ``def name``, ``class name`` or ``name =`` / ``name:``
+    at a line's start. The regex runs only on the lines holding the name, found by a plain
+    substring search (scanning a 300 kB file with the regex alone takes tens of ms)."""
+    word = name.encode()
+    pattern = _defines(name)
+    at = data.find(word)
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        end = data.find(b"\n", at)
+        if pattern.search(data, start, len(data) if end < 0 else end + 1):
+            return True
+        at = data.find(word, len(data) if end < 0 else end + 1)
+    return False
 
 
 @functools.lru_cache(maxsize=512)

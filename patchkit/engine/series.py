@@ -7,10 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from patchkit.engine.diffapply import FileResult, apply_file, combine
-from patchkit.engine.diffparse import parse_diff
-from patchkit.engine.relocate import Finder
+from patchkit.engine import rewrite_outcome
 from patchkit.errors import ConfigError, PatchFailed, PatchkitError, UnsafePathError
 from patchkit.gitrepo import GitRepo, MergeResult, merge_file
 from patchkit.model import (
@@ -22,6 +21,9 @@ from patchkit.model import (
     PatchResult,
     Step,
 )
+
+if TYPE_CHECKING:  # the diff engine is imported when a diff runs
+    from patchkit.engine.relocate import Finder
 
 Reader = Callable[[str], bytes | None]
 Lister = Callable[[str], list[str]]  # directory ("" for the root) -> file paths under it
@@ -88,9 +90,14 @@ class Blobs:
 
 
 def touched_paths(meta: PatchMeta) -> list[str]:
-    """The repository paths a patch may change (read from the patch, nothing applied)."""
+    """The repository paths a patch may change (read from the patch, nothing applied). A
+    rewrite's are its declared ``files``; it is imported only when it declares none."""
     if meta.kind is PatchKind.DIFF:
+        from patchkit.engine.diffparse import parse_diff  # a diff parser only for diffs
+
         return [p for fp in parse_diff(meta.file.read_bytes(), meta.file) for p in fp.paths]
+    if meta.files:
+        return list(meta.files)
     from patchkit.engine.rewrite import rewrite_paths
 
     # A rewrite that searches may change files beside its home: those it changes at the lock
@@ -106,6 +113,9 @@ def run_diff(
     explain: bool = False,
     finder: Finder | None = None,
 ) -> PatchResult:
+    from patchkit.engine.diffapply import FileResult, apply_file, combine  # for diffs only
+    from patchkit.engine.diffparse import parse_diff
+
     file_patches = parse_diff(meta.file.read_bytes(), meta.file)
     label = f"patch {meta.id}"
     results: list[FileResult] = [
@@ -131,9 +141,12 @@ def run_patch(
     try:
         if meta.kind is PatchKind.DIFF:
             return run_diff(meta, read, blobs, explain=explain, finder=finder)
+        warm = _cached_rewrite(meta, read, listing)
+        if warm is not None:
+            return warm
         from patchkit.engine.rewrite import run_rewrite_patch
 
-        return run_rewrite_patch(meta.id, meta.file, read, listing)
+        return run_rewrite_patch(meta.id, meta.file, read, listing, meta.files)
     except UnsafePathError:
         raise  # never a patch outcome: the whole operation stops (exit 5)
     except (ConfigError, PatchFailed) as exc:
@@ -154,6 +167,7 @@ def run_series(
     explain: bool = False,
 ) -> list[PatchResult]:
     """Run patches in order on ``overlay`` (updated in place with each patch's changes)."""
+    _prewarm(patches, overlay.read, overlay.lister)
     results = []
     for meta in patches:
         result = run_patch(meta, overlay.read, blobs, overlay.lister, explain=explain)
@@ -164,3 +178,33 @@ def run_series(
         elif stop_on_failure:
             break
     return results
+
+
+def _cached_rewrite(meta: PatchMeta, read: Reader, listing: Lister | None) -> PatchResult | None:
+    """A rewrite patch's result from the cache alone (no libcst, no import of the rewrite)."""
+    try:
+        source = meta.file.read_bytes()
+    except OSError:
+        return None  # the rewrite run reports it
+    run = rewrite_outcome.cached_run(source, meta.files, read, listing)
+    return rewrite_outcome.patch_result(meta.id, run) if run is not None else None
+
+
+def _prewarm(patches: Sequence[PatchMeta], read: Reader, listing: Lister | None) -> None:
+    """When several rewrite patches miss the cache, rewrite their files at once, on every core
+    (those no earlier patch changes); the series then reads their runs from the cache."""
+    items: list[tuple[Path, tuple[str, ...]] | set[str]] = []
+    missing = 0
+    for meta in patches:
+        if meta.kind is PatchKind.REWRITE:
+            items.append((meta.file, meta.files))
+            missing += _cached_rewrite(meta, read, listing) is None
+            continue
+        try:
+            items.append(set(touched_paths(meta)))
+        except PatchkitError:
+            break  # a broken patch: the series run reports it; nothing after it is ready
+    if missing > 1:
+        from patchkit.engine.rewrite import prewarm
+
+        prewarm(items, read, listing)

@@ -13,8 +13,9 @@ import pytest
 
 import patchkit.engine.rewrite
 from patchkit.engine.rewrite import Rewrite, load_rewrites, rewrite_paths, run_rewrite_patch
+from patchkit.engine.series import Blobs, Overlay, run_patch, run_series, touched_paths
 from patchkit.errors import ConfigError
-from patchkit.model import Outcome, Step
+from patchkit.model import Outcome, PatchKind, PatchMeta, Step
 from testing.rewrites import assert_rewrite, run_rewrite
 
 # -- rewrites used below ----------------------------------------------------------------------
@@ -394,3 +395,66 @@ def _must_not_run(job: object) -> None:
 
 def test_dedent_helper_reads_inline_code() -> None:
     assert_rewrite(Limit, textwrap.indent("LIMIT = 1\n", "    "), "LIMIT = 2\n")
+
+
+# -- declared files, the import-free cache hit, prewarm ---------------------------------------
+
+
+def test_declared_files_must_be_the_rewrites_homes(tmp_path: Path) -> None:
+    file = _module(tmp_path, ("a.py", "f"), ("b.py", "LIMIT"))
+    tree = {"a.py": "def f():\n    return 1\n", "b.py": "LIMIT = 1\n"}
+    result = run_rewrite_patch("bump", file, _reader(tree), files=["a.py"])
+    assert result.outcome is Outcome.FAILED
+    assert "declares files ['a.py'], but its rewrites are made on ['a.py', 'b.py']" in (
+        result.message
+    )
+    ok = run_rewrite_patch("bump", file, _reader(tree), files=["b.py", "a.py"])
+    assert ok.outcome is Outcome.APPLIED
+
+
+def _meta(file: Path, files: tuple[str, ...], patch_id: str = "bump") -> PatchMeta:
+    return PatchMeta(patch_id, "t", "w", "demo", PatchKind.REWRITE, file, file, "s", files=files)
+
+
+@pytest.mark.parametrize("files", [("a.py", "b.py"), ()], ids=["declared", "undeclared"])
+def test_a_warm_run_imports_neither_the_rewrite_nor_libcst_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: tuple[str, ...]
+) -> None:
+    file = _module(tmp_path, ("a.py", "f"), ("b.py", "LIMIT"))
+    read = _reader({"a.py": "def f():\n    return 1\n", "b.py": "LIMIT = 1\n"})
+    cold = run_patch(_meta(file, files), read, Blobs([]))
+
+    def must_not_import(path: Path) -> None:
+        raise AssertionError(f"imported {path}")
+
+    monkeypatch.setattr(patchkit.engine.rewrite, "load_rewrites", must_not_import)
+    warm = run_patch(_meta(file, files), read, Blobs([]))
+    assert warm == cold and warm.outcome is Outcome.APPLIED
+    assert touched_paths(_meta(file, ("a.py", "b.py"))) == ["a.py", "b.py"]
+    # other declared files are another key: the rewrite runs, and is checked against them
+    with pytest.raises(AssertionError, match="imported"):
+        run_patch(_meta(file, ("a.py",)), read, Blobs([]))
+
+
+def test_a_series_rewrites_independent_files_in_one_parallel_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    one = _module(tmp_path, ("a.py", "f"), name="one.py")
+    two = _module(tmp_path, ("b.py", "LIMIT"), name="two.py")
+    three = _module(tmp_path, ("a.py", "f"), name="three.py")  # after one: a.py as one left it
+    tree = {"a.py": "def f():\n    return 1\n", "b.py": "LIMIT = 1\n"}
+    calls: list[list[str]] = []
+    original = patchkit.engine.rewrite._run_jobs
+
+    def spy(jobs: list) -> list:  # type: ignore[type-arg]
+        calls.append([job.path for job in jobs])
+        return original(jobs)
+
+    monkeypatch.setattr(patchkit.engine.rewrite, "_run_jobs", spy)
+    metas = [_meta(one, ("a.py",), "one"), _meta(two, ("b.py",), "two"), _meta(three, ("a.py",))]
+    overlay = Overlay(_reader(tree))
+    results = run_series(metas, overlay, Blobs([]))
+    assert [r.outcome for r in results] == [Outcome.APPLIED, Outcome.APPLIED, Outcome.UPSTREAMED]
+    assert calls[0] == ["a.py", "b.py"]  # one pass for the first two patches
+    assert calls[1:] == [["a.py"]]  # the third waited for the first's output
+    assert overlay.files == {"a.py": b"def f():\n    return 2\n", "b.py": b"LIMIT = 2\n"}
