@@ -8,12 +8,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import platformdirs
-
 
 def cache_root() -> Path:
     env = os.environ.get("PATCHKIT_CACHE")
-    root = Path(env).expanduser() if env else Path(platformdirs.user_cache_dir("patchkit"))
+    if env:
+        root = Path(env).expanduser()
+    else:
+        import platformdirs
+
+        root = Path(platformdirs.user_cache_dir("patchkit"))
     root.mkdir(parents=True, exist_ok=True)
     return root
 

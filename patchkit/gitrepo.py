@@ -81,6 +81,21 @@ def blob_id(content: bytes) -> str:
     return h.hexdigest()
 
 
+def locate_checkout(path: Path) -> tuple[Path, Path] | None:
+    """(top of the work tree, git directory) of the checkout holding ``path``, in one git
+    call; None when ``path`` is in no work tree (or git is missing)."""
+    try:
+        proc = run(
+            ["rev-parse", "--show-toplevel", "--absolute-git-dir"], cwd=path, ok_codes=(0, 128)
+        )
+    except GitError:
+        return None
+    lines = proc.stdout.decode(errors="surrogateescape").splitlines()
+    if proc.returncode != 0 or len(lines) != 2:
+        return None
+    return Path(lines[0]), Path(lines[1]).resolve()
+
+
 def is_repo(path: Path) -> bool:
     proc = subprocess.run(
         ["git", "rev-parse", "--git-dir"], cwd=path, env=clean_env(), capture_output=True

@@ -8,7 +8,6 @@ import argparse
 import importlib
 import logging
 import sys
-import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -222,6 +221,8 @@ def _resolve(spec: str) -> Callable[..., Any]:
 
 
 def _crash_log() -> Path:
+    import traceback
+
     from patchkit.cache import cache_root
 
     path = cache_root() / "crash.log"

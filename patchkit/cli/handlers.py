@@ -18,7 +18,6 @@ from patchkit.cli.render import (
 )
 from patchkit.errors import ConfigError
 from patchkit.model import LockEntry, PatchMeta, PatchResult
-from patchkit.ops.apply import ApplyFailed, apply_target
 from patchkit.ops.context import Project, load_project, open_tree
 from patchkit.ops.status import status, status_target
 from patchkit.workspace.tree import Tree
@@ -43,6 +42,8 @@ def fetch_cmd(args: argparse.Namespace) -> int:
 
 
 def apply_cmd(args: argparse.Namespace) -> int:
+    from patchkit.ops.apply import ApplyFailed, apply_target  # the engine: not for status
+
     project = _project(args)
     try:
         done = apply_target(

@@ -1,21 +1,69 @@
-"""Rendering results for people (rich tables) and scripts (JSON with a stable shape)."""
+"""Rendering results for people (rich tables on a terminal, plain aligned lines otherwise) and
+scripts (JSON with a stable shape). rich is imported only to draw on a terminal, or when a
+caller hands over a rich object: a command piped into a script or a CI log never pays for it."""
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Sequence
-from typing import Any
-
-from rich.console import Console
-from rich.table import Table
+from typing import IO, TYPE_CHECKING, Any
 
 from patchkit.model import Outcome, PatchResult
 from patchkit.ops.status import PatchState, StatusReport
 
-# Wide enough when output goes to a file or CI log (rich would assume 80 columns there).
-console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-err_console = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 160)
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+# The style tags patchkit's own messages use ("[red]error:[/]"); rich's markup otherwise.
+_STYLE = r"(?:bold|dim|italic|red|green|yellow|blue|cyan|magenta)"
+_MARKUP = re.compile(rf"\[(?:/|/?{_STYLE}(?: {_STYLE})*)\]")
+
+
+def plain(text: str) -> str:
+    """``text`` without the style tags rich would have drawn."""
+    return _MARKUP.sub("", text)
+
+
+class Out:
+    """An output stream for people: rich on a terminal, plain text otherwise."""
+
+    def __init__(self, *, stderr: bool = False) -> None:
+        self.stderr = stderr
+        self._rich: Console | None = None
+
+    @property
+    def stream(self) -> IO[str]:
+        return sys.stderr if self.stderr else sys.stdout
+
+    @property
+    def is_terminal(self) -> bool:
+        try:
+            return self.stream.isatty()
+        except (AttributeError, ValueError):
+            return False
+
+    def rich(self) -> Console:
+        if self._rich is None:
+            from rich.console import Console
+
+            # Wide enough when output goes to a file or CI log (rich would assume 80 columns).
+            width = None if self.is_terminal else 160
+            self._rich = Console(stderr=self.stderr, highlight=False, width=width)
+        return self._rich
+
+    def print(self, *objects: Any, markup: bool = True, end: str = "\n", **options: Any) -> None:
+        if self.is_terminal or not all(isinstance(o, str) for o in objects):
+            self.rich().print(*objects, markup=markup, end=end, **options)
+            return
+        text = " ".join(objects)
+        self.stream.write((plain(text) if markup else text) + end)
+
+
+console = Out()
+err_console = Out(stderr=True)
 
 _OUTCOME_STYLE = {
     Outcome.APPLIED: "green",
@@ -59,29 +107,49 @@ def results_json(target: str, commit: str | None, results: Sequence[PatchResult]
     }
 
 
-def results_table(title: str, results: Sequence[PatchResult]) -> Table:
-    table = Table(title=title, title_justify="left")
-    for column in ("patch", "outcome", "step", "files / why"):
-        table.add_column(column)
+def table(
+    title: str, columns: Sequence[str], rows: Sequence[Sequence[str]], *, out: Out = console
+) -> Table | str:
+    """A rich table on a terminal; otherwise plain text: the title, then one line per row,
+    columns aligned, a cell's lines joined with "; ", no style tags."""
+    if out.is_terminal:
+        from rich.table import Table
+
+        drawn = Table(title=title, title_justify="left")
+        for column in columns:
+            drawn.add_column(column)
+        for row in rows:
+            drawn.add_row(*row)
+        return drawn
+    cells = [list(columns)] + [[plain(c).replace("\n", "; ") for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
+    ]
+    return "\n".join([title, *lines])
+
+
+def results_table(title: str, results: Sequence[PatchResult]) -> Table | str:
+    rows = []
     for r in results:
         style = _OUTCOME_STYLE.get(r.outcome, "red")
         info = ", ".join(c.path for c in r.changes) or r.message
         for d in r.details:
             info += f"\n{d.path} {d.hunk}: {d.reason}"
-        table.add_row(r.patch_id, f"[{style}]{r.outcome.value}[/]", r.step.value, info)
-    return table
+        rows.append((r.patch_id, f"[{style}]{r.outcome.value}[/]", r.step.value, info))
+    return table(title, ("patch", "outcome", "step", "files / why"), rows)
 
 
-def status_table(report: StatusReport) -> Table:
+def status_table(report: StatusReport) -> Table | str:
     title = f"{report.target} at {report.commit or 'unknown commit'} — {report.root}"
-    table = Table(title=title, title_justify="left")
     speed = any(p.speed for p in report.patches)
-    for column in ("patch", "set", "kind", "state", "files", "verified", *(["speed"] * speed)):
-        table.add_column(column)
+    rows = []
     for p in report.patches:
         style = _STATE_STYLE.get(p.state, "")
         name = p.id + (" (opt-in)" if p.optional else "")
-        state = f"[{style}]{p.state.value}[/]" + ("\n[red]slower[/]" if p.slower else "")
+        state = f"[{style}]{p.state.value}[/]" if style else p.state.value
+        state += "\n[red]slower[/]" if p.slower else ""
         row = [name, p.set_name, p.kind, state, "\n".join(p.files), p.verified]
-        table.add_row(*row, *([p.speed] * speed))
-    return table
+        rows.append((*row, *([p.speed] * speed)))
+    columns = ("patch", "set", "kind", "state", "files", "verified", *(["speed"] * speed))
+    return table(title, columns, rows)

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from patchkit.cache import cache_root
-from patchkit.engine.series import Blobs
 from patchkit.model import Lock, LockEntry, PatchMeta, PatchSet, SourceKind
 from patchkit.patchset import load_patchsets, select_patches
 from patchkit.upstream.lock import find_lock, load_lock, target
 from patchkit.workspace.tree import Tree, checkout_tree
+
+if TYPE_CHECKING:
+    from patchkit.engine.series import Blobs
 
 
 @dataclass(frozen=True)
@@ -89,4 +92,6 @@ def blobs_for(entry: LockEntry, tree: Tree) -> Blobs:
     cached = cache_root() / "repos" / f"{entry.name}.git"
     if cached.is_dir():
         repos.append(cached)
+    from patchkit.engine.series import Blobs
+
     return Blobs(repos)

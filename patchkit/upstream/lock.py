@@ -1,5 +1,5 @@
 """``upstream.lock``: the pinned upstream commit and release of every target (TOML, edited by
-people too, so it is read and written with tomlkit and keeps its comments).
+people too: read with the standard library, written back with tomlkit, keeping its comments).
 
 ```toml
 [targets.vllm]
@@ -17,11 +17,9 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import tomlkit
-import tomlkit.exceptions
-
 from patchkit.errors import ConfigError
 from patchkit.model import Lock, LockEntry, SourceKind, SourceSpec
+from patchkit.patchset import read_toml
 
 log = logging.getLogger("patchkit.upstream.lock")
 
@@ -85,12 +83,9 @@ def _entry(name: str, raw: Any, path: Path) -> LockEntry:
 
 
 def load_lock(path: Path) -> Lock:
-    try:
-        doc = tomlkit.parse(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"{path} does not exist", hint="create it; see README.md") from None
-    except tomlkit.exceptions.ParseError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    if not path.is_file():
+        raise ConfigError(f"{path} does not exist", hint="create it; see README.md")
+    doc = read_toml(path)  # the standard library's reader; tomlkit only to write it back
     targets = doc.get("targets")
     if not isinstance(targets, dict) or not targets:
         raise ConfigError(f"{path}: needs at least one [targets.<name>] table")
@@ -138,6 +133,8 @@ def move_lock(
     """Rewrite one target's version and commit in place, keeping comments and layout; ``pins``
     (what the new release itself pins, e.g. vLLM's flashinfer-python) update the pins the lock
     already keeps for that target."""
+    import tomlkit
+
     doc = tomlkit.parse(path.read_text())
     table = doc["targets"][name]
     table["version"] = version

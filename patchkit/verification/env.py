@@ -12,7 +12,6 @@ over GPU hosts (Ray) can replace ``LocalRunner``; jobs and results are plain, pi
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import re
@@ -21,11 +20,13 @@ import signal
 import subprocess
 import tempfile
 import time
-import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:  # the JUnit reader's tools load when a report is read, not for a record
+    import xml.etree.ElementTree as ET
 
 PROBE = r"""
 import json, platform
@@ -248,6 +249,8 @@ _IMPORT_SKIP = re.compile(r"could not import '([^']+)': (.*)", re.S)
 
 
 def parse_junit(xml_text: str) -> list[CaseResult]:
+    import xml.etree.ElementTree as ET
+
     return [_case(el) for el in ET.fromstring(xml_text).iter("testcase")]
 
 
@@ -263,6 +266,8 @@ def _case(el: ET.Element) -> CaseResult:
 def _message(child: ET.Element) -> str:
     message, text = child.get("message", ""), (child.text or "").strip()
     if message == "collection skipped":  # text is the repr of (path, line, "Skipped: why")
+        import ast
+
         try:
             why = ast.literal_eval(text)[2]
         except (ValueError, SyntaxError, IndexError, TypeError):

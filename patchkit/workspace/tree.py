@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from patchkit.errors import TreeError, UnsafePathError
-from patchkit.gitrepo import GitRepo, is_repo
+from patchkit.gitrepo import locate_checkout
 
 
 def sha256(data: bytes) -> str:
@@ -98,13 +98,13 @@ def checkout_tree(path: Path, target: str) -> Tree:
         raise TreeError(
             f"{path} is not a directory", hint="pass --checkout DIR of a target checkout"
         )
-    if not is_repo(path):
+    found = locate_checkout(path)
+    if found is None:
         raise TreeError(
             f"{path} is not a git checkout",
             hint="use `patchkit fetch` for a checkout, or --installed for an installed package",
         )
-    with GitRepo(path) as repo:
-        top, git_dir = repo.toplevel(), repo.git_dir()
+    top, git_dir = found
     return Tree(root=top, state_dir=git_dir / "patchkit", target=target)
 
 

@@ -1,0 +1,99 @@
+"""A command imports what it uses and nothing else: ``status`` and a warm ``apply`` (a rewrite
+cache hit) run in a new process, output to a pipe, must not import libcst, the rewrite modules,
+the package-index client, rich (no terminal), GitPython or tomlkit."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from testing.builders import Scenario
+
+REWRITE = """\
+import libcst as cst
+from patchkit.engine.rewrite import Rewrite
+
+
+class Bump(Rewrite):
+    path = "pkg/limits.py"
+    anchors = {"LIMIT": 1}
+
+    def leave_Integer(self, original_node, updated_node):
+        if not self.in_anchor:
+            return updated_node
+        if updated_node.value == "2":
+            return self.present(updated_node)
+        return self.changed(updated_node.with_changes(value="2"))
+"""
+
+# Run one command in a new process; write the modules it imported (and its exit code) to a file.
+PROBE = """\
+import json, sys
+from patchkit.cli import main
+code = main(sys.argv[2:])
+with open(sys.argv[1], "w") as f:
+    json.dump({"code": code, "modules": sorted(sys.modules)}, f)
+"""
+
+NEVER = ("pypi_simple", "requests", "bs4", "pydantic", "rich", "git", "tomlkit", "platformdirs")
+NOT_WARM = ("libcst", "patchkit_rewrites", "patchkit.engine.rewrite", "multiprocessing")
+
+
+def _scenario(tmp_path: Path) -> Scenario:
+    s = Scenario(tmp_path, {"pkg/limits.py": "LIMIT = 1\n", "a.txt": "a\n"})
+    s.add("p1", {"a.txt": "A\n"})
+    s.project.add_rewrite("bump", REWRITE)
+    meta = s.set_root / "patches" / "bump.toml"
+    meta.write_text(meta.read_text() + 'files = ["pkg/limits.py"]\n')
+    return s
+
+
+def _run(s: Scenario, tmp_path: Path, *args: str) -> set[str]:
+    out = tmp_path / "modules.json"
+    argv = [*args, "--target", "demo", "--project", str(s.project.path), "--checkout", str(s.root)]
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, str(out), *argv],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(out.read_text())
+    assert data["code"] == 0, proc.stdout + proc.stderr
+    return set(data["modules"])
+
+
+def _imported(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in names))
+
+
+@pytest.fixture
+def warm(tmp_path: Path) -> tuple[Scenario, Path]:
+    s = _scenario(tmp_path)
+    cold = _run(s, tmp_path, "apply")
+    assert "libcst" in cold  # the first apply runs the rewrite: the probe can see imports
+    assert s.read("pkg/limits.py") == b"LIMIT = 2\n"
+    _run(s, tmp_path, "reset")
+    assert s.read("pkg/limits.py") == b"LIMIT = 1\n"
+    return s, tmp_path
+
+
+def test_a_warm_apply_imports_no_libcst_rewrite_index_client_or_rich(
+    warm: tuple[Scenario, Path],
+) -> None:
+    s, tmp_path = warm
+    modules = _run(s, tmp_path, "apply")
+    assert s.read("pkg/limits.py") == b"LIMIT = 2\n" and s.read("a.txt") == b"A\n"
+    assert _imported(modules, NEVER + NOT_WARM) == []
+    assert not [m for m in modules if m.startswith("patchkit_rewrites")]
+
+
+def test_status_imports_no_libcst_index_client_or_rich(warm: tuple[Scenario, Path]) -> None:
+    s, tmp_path = warm
+    for args in (("status",), ("status", "--json")):
+        modules = _run(s, tmp_path, *args)
+        assert _imported(modules, NEVER + NOT_WARM + ("unidiff",)) == [], args
