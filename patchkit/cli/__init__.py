@@ -156,6 +156,13 @@ def tree_args(parser: argparse.ArgumentParser) -> None:
 def apply_args(parser: argparse.ArgumentParser) -> None:
     tree_args(parser)
     parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="PATCH",
+        help="drop an opt-in patch applied before (a plain apply keeps them)",
+    )
+    parser.add_argument(
         "--allow-dirty",
         action="store_true",
         help="patch files that have uncommitted changes (reset restores them)",

@@ -51,12 +51,13 @@ def apply_cmd(args: argparse.Namespace) -> int:
             target=args.target,
             where=where_of(args),
             include=args.include,
+            exclude=args.exclude,
             allow_dirty=args.allow_dirty,
             allow_other_commit=args.allow_other_commit,
             explain=args.explain,
         )
     except ApplyFailed as exc:
-        _render_results(args, args.target, None, exc.results, "apply: FAILED")
+        _render_results(args, args.target, None, exc.results, "apply: FAILED", written=False)
         raise
     for warning in done.warnings:
         err_console.print(f"[yellow]warning:[/] {warning}", soft_wrap=True)
@@ -103,11 +104,14 @@ def _render_results(
     commit: str | None,
     results: Sequence[PatchResult],
     title: str,
+    *,
+    written: bool = True,
 ) -> None:
     if getattr(args, "json", False):
-        print_json(results_json(target, commit, results) | explained_json(args, results))
+        data = results_json(target, commit, results, written=written)
+        print_json(data | explained_json(args, results))
     else:
-        console.print(results_table(title, results))
+        console.print(results_table(title, results, written=written))
         print_explained(args, results)
 
 

@@ -86,14 +86,23 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=False) + "\n")
 
 
-def results_json(target: str, commit: str | None, results: Sequence[PatchResult]) -> dict:
+def _state(result: PatchResult, written: bool) -> str:
+    """What the patch is in the tree now: its outcome, or (when the operation wrote nothing)
+    ``not-applied`` for a patch that would have applied."""
+    return result.outcome.value if written or not result.outcome.ok else "not-applied"
+
+
+def results_json(
+    target: str, commit: str | None, results: Sequence[PatchResult], *, written: bool = True
+) -> dict[str, Any]:
     return {
         "target": target,
         "commit": commit,
+        "written": written,
         "patches": [
             {
                 "id": r.patch_id,
-                "state": r.outcome.value,
+                "state": _state(r, written),
                 "outcome": r.outcome.value,
                 "step": r.step.value,
                 "files": [c.path for c in r.changes],
@@ -129,14 +138,19 @@ def table(
     return "\n".join([title, *lines])
 
 
-def results_table(title: str, results: Sequence[PatchResult]) -> Table | str:
+def results_table(
+    title: str, results: Sequence[PatchResult], *, written: bool = True
+) -> Table | str:
     rows = []
     for r in results:
         style = _OUTCOME_STYLE.get(r.outcome, "red")
+        outcome = r.outcome.value
+        if not written and r.outcome.ok:
+            style, outcome = "dim", f"not applied ({outcome} in memory, nothing written)"
         info = ", ".join(c.path for c in r.changes) or r.message
         for d in r.details:
             info += f"\n{d.path} {d.hunk}: {d.reason}"
-        rows.append((r.patch_id, f"[{style}]{r.outcome.value}[/]", r.step.value, info))
+        rows.append((r.patch_id, f"[{style}]{outcome}[/]", r.step.value, info))
     return table(title, ("patch", "outcome", "step", "files / why"), rows)
 
 

@@ -256,17 +256,24 @@ def apply_target(
     target: str,
     where: Where = CACHED,
     include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
     allow_dirty: bool = False,
     allow_other_commit: bool = False,
     explain: bool = False,
 ) -> TargetApply:
-    """Apply every patch of ``target``'s sets (plus the opt-ins in ``include``) to the tree
-    ``where`` names, all or nothing. Raises ``ApplyFailed`` (with per-patch results) when a patch
-    does not apply; nothing is written then."""
+    """Apply every patch of ``target``'s sets (plus the opt-ins in ``include``, and those applied
+    to this tree before unless ``exclude`` names them) to the tree ``where`` names, all or
+    nothing. Raises ``ApplyFailed`` (with per-patch results) when a patch does not apply;
+    nothing is written then."""
     entry = project.entry(target)
-    patches = project.patches(target, include=tuple(include))
     tree = open_tree(entry, where)
-    warnings = tuple(pin_warnings(project, tree))
+    kept = remembered_opt_ins(project, tree, include=include, exclude=exclude)
+    patches = project.patches(target, include=(*include, *kept))
+    warnings = tuple(pin_warnings(project, tree)) + tuple(
+        f"kept opt-in patch {patch_id}, applied to {tree.root} before "
+        f"(`--exclude {patch_id}` drops it)"
+        for patch_id in kept
+    )
     skipped: list[NotApplicable] = []
     if tree.kind == "installed":
         patches, skipped = split_applicable(tree, patches)
@@ -284,6 +291,17 @@ def apply_target(
     finally:
         blobs.close()
     return TargetApply(report, tree, tuple(patches), warnings, tuple(skipped))
+
+
+def remembered_opt_ins(
+    project: Project, tree: Tree, *, include: Sequence[str], exclude: Sequence[str]
+) -> list[str]:
+    """Opt-in patches applied to ``tree`` earlier that this apply does not name: a plain apply
+    after ``apply --include X`` keeps X (saying so) instead of dropping it in silence."""
+    state = StateStore(tree.state_dir).load()
+    optional = {p.id for p in project.listed(tree.target) if p.optional}
+    earlier = [p.id for p in state.patches] if state else []
+    return [i for i in earlier if i in optional and i not in include and i not in exclude]
 
 
 def pin_warnings(project: Project, tree: Tree) -> list[str]:

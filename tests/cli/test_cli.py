@@ -134,9 +134,10 @@ def test_failing_apply_json_still_reports_each_patch(
     s.lock_to_head()
     assert cli(s, "apply", "--json") == 6
     data = json.loads(capsys.readouterr().out)
-    assert [(p["id"], p["state"]) for p in data["patches"]] == [
-        ("p1", "applied"),
-        ("p2", "conflict"),
+    assert data["written"] is False
+    assert [(p["id"], p["state"], p["outcome"]) for p in data["patches"]] == [
+        ("p1", "not-applied", "applied"),  # it would apply, but nothing was written
+        ("p2", "conflict", "conflict"),
     ]
 
 
