@@ -76,13 +76,14 @@ def blob_id(data: bytes) -> str:
 
 
 def blobs_at(repo: Path | str, commit: str, paths: tuple[str, ...]) -> dict[str, str | None]:
-    """path -> blob id at ``commit`` (None: absent)."""
+    """path -> "MODE BLOB" at ``commit`` (None: absent), so a type or mode change counts."""
     found: dict[str, str | None] = dict.fromkeys(paths)
     out = git(repo, "ls-tree", "-r", "-z", commit, "--", *paths)
     for entry in filter(None, out.split("\0")):
         meta, path = entry.split("\t", 1)
         if path in found:
-            found[path] = meta.split()[2]
+            mode, _kind, blob = meta.split()
+            found[path] = f"{mode} {blob}"
     return found
 
 
@@ -161,10 +162,13 @@ def score(case: Case, work: Path, truth: dict[str, str | None], ok: bool) -> str
 
 
 def _disk_blob(path: Path) -> str | None:
-    """The blob id git would store for ``path`` (a symlink's target, not what it points to)."""
+    """ "MODE BLOB" as git would store ``path`` (a symlink: its target, not what it points to)."""
     if path.is_symlink():
-        return blob_id(os.readlink(path).encode())
-    return blob_id(path.read_bytes()) if path.is_file() else None
+        return f"120000 {blob_id(os.readlink(path).encode())}"
+    if not path.is_file():
+        return None
+    mode = "100755" if path.stat().st_mode & 0o100 else "100644"
+    return f"{mode} {blob_id(path.read_bytes())}"
 
 
 def _process(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[bool, str]:

@@ -173,16 +173,19 @@ def test_the_goals_line_holds_patchkit_to_the_best_baseline() -> None:
     )
 
 
-def test_a_symlink_is_scored_by_its_target_path_as_git_stores_it(tmp_path: Path) -> None:
+def test_a_symlink_is_scored_by_its_type_and_target_path_as_git_stores_it(tmp_path: Path) -> None:
     (tmp_path / "real.txt").write_text("content\n")
     (tmp_path / "link").symlink_to("real.txt")
     case = bench.Case("/r/proj/repo", "c" * 40, "x" * 40, ("link",))
 
-    as_link = {"link": bench.blob_id(b"real.txt")}
-    as_file = {"link": bench.blob_id(b"content\n")}
+    link_text, content = bench.blob_id(b"real.txt"), bench.blob_id(b"content\n")
+    as_link = {"link": f"120000 {link_text}"}
+    as_file = {"link": f"100644 {content}"}
+    link_text_in_a_file = {"link": f"100644 {link_text}"}
 
     assert bench.score(case, tmp_path, as_link, ok=True) == "exact"
     assert bench.score(case, tmp_path, as_file, ok=True) == "wrong"
+    assert bench.score(case, tmp_path, link_text_in_a_file, ok=True) == "wrong"
     assert bench.score(case, tmp_path, as_link, ok=False) == "failed"
 
 
