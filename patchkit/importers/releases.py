@@ -19,7 +19,12 @@ from patchkit.errors import SourceError
 from patchkit.gitrepo import GitRepo
 from patchkit.model import LockEntry
 from patchkit.upstream.index import PackageIndex
-from patchkit.upstream.sources import ReleaseStore, available_releases, package_of
+from patchkit.upstream.sources import (
+    ReleaseStore,
+    available_releases,
+    package_of,
+    resolve_release_ref,
+)
 
 
 @dataclass(frozen=True)
@@ -70,16 +75,18 @@ class Releases:
         return release
 
     def resolve(self, ref: str) -> Release:
-        """A release by label (``0.19.0``, ``v0.19.0``) or any commit of the repository."""
-        for release in self.local:
-            if ref in (release.label, release.label.removeprefix("v"), f"v{release.label}"):
-                return release
-        commit = self.repo.resolve(ref) or self.repo.resolve(f"v{ref}")
-        if commit is None and self.fetch_one is not None and _key(ref) is not None:
+        """A release by version (``0.19.0``), tag (``v0.19.0``), the upstream commit it names
+        (or a prefix), or any commit of the repository; fetched when it is a version not here."""
+        commit = resolve_release_ref(self.repo, ref)
+        if commit is None and self.fetch_one is not None and "." in ref and _key(ref):
             return self.fetch(ref)
         if commit is None:
-            raise SourceError(f"--base {ref}: no such release or commit in {self.repo.path}")
-        return Release(ref, commit)
+            raise SourceError(
+                f"--base {ref}: no such release or commit in {self.repo.path}",
+                hint="give a release version, its tag, or a commit id",
+            )
+        known = next((r for r in self.local if r.commit == commit), None)
+        return known or Release(ref, commit)
 
 
 def from_repository(repo: GitRepo, lock_rev: str, lock_label: str) -> Releases:

@@ -30,7 +30,9 @@ DIFF = """\
 """
 
 
-def _import(fake: FakeIndex, tmp_path: Path, max_fetch: int) -> ImportReport:
+def _import(
+    fake: FakeIndex, tmp_path: Path, max_fetch: int, base: str | None = None
+) -> ImportReport:
     project_dir = tmp_path / "project"
     (project_dir / "patchsets").mkdir(parents=True, exist_ok=True)
     (project_dir / "upstream.lock").write_text(LOCK)
@@ -45,6 +47,7 @@ def _import(fake: FakeIndex, tmp_path: Path, max_fetch: int) -> ImportReport:
             sources=[str(tmp_path / "core.patch")],
             into="fetched",
             max_fetch=max_fetch,
+            base=base,
             releases=releases,
         )
     finally:
@@ -73,3 +76,13 @@ def test_no_budget_no_fetch_and_the_report_says_so(fake_index: FakeIndex, tmp_pa
     assert report.fetched == ()
     assert patch.base is None and patch.base_how == "not found: applies exactly at none of 0.1.0"
     assert patch.outcome == "conflict" and not patch.written
+
+
+def test_base_given_by_version_is_fetched_then_named_by_upstream_commit(
+    fake_index: FakeIndex, tmp_path: Path
+) -> None:
+    [patch] = _import(fake_index, tmp_path / "one", max_fetch=0, base="0.2.0").patches
+    assert (patch.base, patch.base_how) == ("0.2.0", "given (--base 0.2.0)")
+    # 0.2.0 is in the cache now: its upstream commit id (a prefix, as the lock shows it) names it
+    [again] = _import(fake_index, tmp_path / "two", max_fetch=0, base="2222222").patches
+    assert (again.base, again.base_how) == ("0.2.0", "given (--base 2222222)")
