@@ -1,153 +1,287 @@
-"""Time `patchkit apply` of the shipped patch sets on the real upstream trees, cold and warm,
-against plain `git apply` of the same diffs, in one run; print the figures and the ratios.
+"""How fast patchkit is where people feel it, each figure beside its yardstick measured in the
+same run: a bare Python start, and git apply of the same diffs.
 
-    python scripts/bench_apply.py [--repeat 5]
+    python scripts/bench_apply.py [--repeat 5] [--sizes 10,50,200,1000]
 
-- git apply: `git apply` of the diffs the series makes (`patchkit show` of each patch), one
-  process, as a run.sh would do it.
-- cold: a new process, an empty rewrite cache: every rewritten file is parsed by libcst.
-- warm: a new process after `reset`, the rewrite cache filled by an earlier apply (the first
-  rewrite in a process pays for importing libcst, about 0.4 s).
-- warm, same process: reset and apply once more in that process: the cache lookups alone.
-- no-op: apply on a tree that already has the series (the state says so; nothing is parsed).
+Every figure is a new process, as a shell or a container build runs it (output to a pipe, so no
+terminal rendering), timed from start to exit: the median of --repeat runs of wall time, and of
+CPU time (user + system, the process and its children), which a machine shared with others
+disturbs far less. Peak memory is the largest resident set of the process or any child it waited
+for (the rewrite workers).
 
-Each figure is the median of --repeat runs, in milliseconds, measured around the call alone
-(process start and imports excluded for patchkit; included for git apply, which is a process).
-Downloads are not timed: the releases are fetched (or found in the cache) first.
+Rows, on vLLM 0.19.0 (the locked release, fetched into a throwaway worktree of the cache):
+
+- python -c pass: the interpreter alone.
+- git apply: the diffs the shipped vllm-spark series makes (``patchkit show`` of each patch).
+- warm apply: ``patchkit apply`` after ``reset``, the rewrite cache filled by an earlier apply.
+- cold apply: the same with an empty rewrite cache: every rewritten file parsed by libcst.
+- no-op status: ``patchkit status`` of the applied tree.
+- N diffs: ``patchkit apply`` of a set of N synthetic one-line diffs, each on its own file of
+  the tree, against one ``git apply`` of the same N files.
+- port: ``patchkit port`` of one of those diffs against ``git apply -3`` of it.
+
+The run uses a cache of its own (the releases linked from the real one) and bytecode files as an
+installed package has them (PYTHONDONTWRITEBYTECODE is dropped for the timed processes).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-CHILD = """
-import json, sys, time
-from pathlib import Path
-from patchkit.ops.apply import apply
-from patchkit.ops.context import blobs_for, load_project
-from patchkit.workspace.tree import checkout_tree
-project = load_project(Path(sys.argv[1]))
-entry = project.entry(sys.argv[2])
-patches = project.patches(sys.argv[2])
-tree = checkout_tree(Path(sys.argv[3]), entry.name)
-blobs = blobs_for(entry, tree)
-started = time.perf_counter()
-report = apply(tree=tree, entry=entry, patches=patches, blobs=blobs)
-elapsed = time.perf_counter() - started
-again = None
-if sys.argv[4:] == ["again"]:  # reset, then apply once more in this process
-    from patchkit.ops.reset import reset
-    reset(tree=tree)
-    started = time.perf_counter()
-    apply(tree=tree, entry=entry, patches=patches, blobs=blobs)
-    again = (time.perf_counter() - started) * 1000
-print(json.dumps({"ms": elapsed * 1000, "again_ms": again, "noop": report.noop}))
-"""
+PY = sys.executable
 
 
-def child_apply(target: str, tree: Path, *extra: str) -> dict:
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(ROOT), target, str(tree), *extra],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+@dataclass(frozen=True)
+class Run:
+    wall_ms: float
+    cpu_ms: float
+    rss_mb: float
 
 
-def reset(target: str, tree: Path) -> None:
-    from patchkit.ops.reset import reset as do_reset
-    from patchkit.workspace.tree import checkout_tree
-
-    do_reset(tree=checkout_tree(tree, target))
-
-
-def series_diff(target: str, tree: Path) -> bytes:
-    from patchkit.ops.apply import upstream_view
-    from patchkit.ops.context import blobs_for, load_project
-    from patchkit.ops.show import show
-    from patchkit.workspace.tree import checkout_tree
-
-    project = load_project(ROOT)
-    entry = project.entry(target)
-    patches = project.patches(target)
-    checkout = checkout_tree(tree, target)
-    blobs = blobs_for(entry, checkout)
-    diffs = [show(p, patches[:i], upstream_view(checkout), blobs) for i, p in enumerate(patches)]
-    return b"".join(diffs)
-
-
-def time_git_apply(tree: Path, diff_file: Path, repeat: int) -> list[float]:
-    times = []
-    for _ in range(repeat):
+def run(cmd: Sequence[str], *, cwd: Path | None = None, env: dict[str, str]) -> Run:
+    """One process, timed to its exit; its rusage (and its waited-for children's)."""
+    with tempfile.TemporaryFile() as err:
         started = time.perf_counter()
-        subprocess.run(["git", "apply", str(diff_file)], cwd=tree, check=True)
-        times.append((time.perf_counter() - started) * 1000)
-        subprocess.run(["git", "checkout", "-q", "--", "."], cwd=tree, check=True)
-    return times
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = (time.perf_counter() - started) * 1000
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}:\n{err.read().decode()}")
+    return Run(wall, (usage.ru_utime + usage.ru_stime) * 1000, usage.ru_maxrss / 1024)
 
 
-def bench_target(target: str, repeat: int, work: Path, cache: Path) -> dict[str, float]:
+def repeat(n: int, timed: Callable[[], Run], after: Callable[[], object] = lambda: None) -> Run:
+    runs = []
+    for _ in range(n):
+        runs.append(timed())
+        after()
+    return Run(
+        statistics.median(r.wall_ms for r in runs),
+        statistics.median(r.cpu_ms for r in runs),
+        max(r.rss_mb for r in runs),
+    )
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    figure: Run
+    base_name: str
+    base: Run
+    target: str
+    met: Callable[[Run, Run], bool]
+
+
+class Bench:
+    def __init__(self, work: Path, repeat_n: int) -> None:
+        self.work, self.n = work, repeat_n
+        real = Path(os.environ.get("PATCHKIT_CACHE") or _user_cache())
+        self.cache = work / "cache"
+        self.cache.mkdir()
+        for shared in ("repos", "downloads"):  # releases are not downloaded again
+            (self.cache / shared).symlink_to(real / shared)
+        os.environ["PATCHKIT_CACHE"] = str(self.cache)
+        self.env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+    def patchkit(self, *args: str, project: Path = ROOT) -> list[str]:
+        return [PY, "-m", "patchkit", *args, "--project", str(project)]
+
+    def call(self, cmd: Sequence[str], cwd: Path | None = None) -> bytes:
+        return subprocess.run(cmd, cwd=cwd, env=self.env, check=True, capture_output=True).stdout
+
+    def tree(self, name: str) -> Path:
+        from patchkit.ops.context import load_project
+        from patchkit.upstream.sources import fetch
+
+        return fetch(load_project(ROOT).entry("vllm"), into=self.work / name).path
+
+    def timed(self, cmd: Sequence[str], cwd: Path | None = None) -> Callable[[], Run]:
+        return lambda: run(cmd, cwd=cwd, env=self.env)
+
+
+def _user_cache() -> str:
+    import platformdirs
+
+    return platformdirs.user_cache_dir("patchkit")
+
+
+def series_rows(b: Bench, tree: Path, bare: Run) -> list[Row]:
     from patchkit.ops.context import load_project
-    from patchkit.upstream.sources import UpstreamRepo, fetch
 
-    tree = fetch(load_project(ROOT).entry(target), into=work / target).path
-    diff_file = work / f"{target}.diff"
-    diff_file.write_bytes(series_diff(target, tree))
-    git_ms = time_git_apply(tree, diff_file, repeat)
-    cold, warm, warm_in, noop = [], [], [], []
-    for _ in range(repeat):
-        shutil.rmtree(cache / "rewrites", ignore_errors=True)
-        cold.append(child_apply(target, tree)["ms"])
-        noop.append(child_apply(target, tree)["ms"])
-        reset(target, tree)
-        run = child_apply(target, tree, "again")
-        warm.append(run["ms"])
-        warm_in.append(run["again_ms"])
-        reset(target, tree)
-    with UpstreamRepo(target) as repo:
-        repo.remove_tree(tree)
-    return {
-        "git apply": statistics.median(git_ms),
-        "cold": statistics.median(cold),
-        "warm": statistics.median(warm),
-        "warm, same process": statistics.median(warm_in),
-        "no-op": statistics.median(noop),
-        "files": diff_file.read_bytes().count(b"\ndiff --git ") + 1,
-    }
+    at = ["--target", "vllm", "--checkout", str(tree)]
+    ids = [p.id for p in load_project(ROOT).patches("vllm")]
+    diff = b"".join(b.call(b.patchkit("show", pid, "--checkout", str(tree))) for pid in ids)
+    diff_file = b.work / "series.diff"
+    diff_file.write_bytes(diff)
+    restore = lambda: b.call(["git", "checkout", "-q", "--", "."], cwd=tree)  # noqa: E731
+    git = repeat(b.n, b.timed(["git", "apply", str(diff_file)], cwd=tree), restore)
+    reset = lambda: b.call(b.patchkit("reset", *at))  # noqa: E731
+    b.call(b.patchkit("apply", *at))  # fills the rewrite cache and the bytecode files
+    reset()
+    warm = repeat(b.n, b.timed(b.patchkit("apply", *at)), reset)
+
+    def cold() -> Run:
+        shutil.rmtree(b.cache / "rewrites", ignore_errors=True)
+        return run(b.patchkit("apply", *at), env=b.env)
+
+    cold_run = repeat(b.n, cold, reset)
+    b.call(b.patchkit("apply", *at))
+    status = repeat(b.n, b.timed(b.patchkit("status", *at)))
+    reset()
+    files = diff.count(b"\ndiff --git ") + diff.startswith(b"diff --git ")
+    return [
+        Row(
+            "git apply (series)", git, "python -c pass", bare, f"({files} files)", lambda r, _: True
+        ),
+        Row("warm apply", warm, "python -c pass", bare, "<=50 ms, <=3x", _within(50, 3)),
+        Row("cold apply", cold_run, "git apply", git, "<=1000 ms", lambda r, _: r.wall_ms <= 1000),
+        Row("no-op status", status, "python -c pass", bare, "<=100 ms, <=2.5x", _within(100, 2.5)),
+    ]
+
+
+def _within(ms: float, times: float) -> Callable[[Run, Run], bool]:
+    return lambda r, base: r.wall_ms <= ms and r.wall_ms <= times * base.wall_ms
+
+
+def synthetic_diffs(tree: Path, n: int, into: Path) -> list[Path]:
+    """One diff per file: a comment line after the first line of each of ``n`` Python files."""
+    from patchkit.gitrepo import blob_id
+
+    paths = sorted(p for p in tree.rglob("*.py") if ".git" not in p.parts)
+    made: list[Path] = []
+    for path in paths:
+        if len(made) == n:
+            break
+        old = path.read_bytes()
+        lines = old.splitlines(keepends=True)
+        if len(lines) < 3 or not all(line.endswith(b"\n") for line in lines[:3]):
+            continue
+        new = b"".join([lines[0], b"# patchkit bench\n", *lines[1:]])
+        rel = path.relative_to(tree).as_posix()
+        body = b"".join([b" " + lines[0], b"+# patchkit bench\n", b" " + lines[1], b" " + lines[2]])
+        text = (
+            f"diff --git a/{rel} b/{rel}\nindex {blob_id(old)}..{blob_id(new)} 100644\n"
+            f"--- a/{rel}\n+++ b/{rel}\n@@ -1,3 +1,4 @@\n"
+        ).encode() + body
+        made.append(into / f"d{len(made):04d}.patch")
+        made[-1].write_bytes(text)
+    return made
+
+
+def diff_project(diffs: Sequence[Path], into: Path) -> Path:
+    """A patch repository with one set holding these diffs, locked like the real one."""
+    patches = into / "patchsets" / "bench" / "patches"
+    patches.mkdir(parents=True)
+    shutil.copy(ROOT / "upstream.lock", into / "upstream.lock")
+    ids = [d.stem for d in diffs]
+    for d in diffs:
+        shutil.copy(d, patches / d.name)
+        (patches / f"{d.stem}.toml").write_text(
+            f'id = "{d.stem}"\ntarget = "vllm"\ntitle = "bench"\nwhy = "a benchmark"\n'
+        )
+    series = ", ".join(f'"{i}"' for i in ids)
+    (into / "patchsets" / "bench" / "patchset.toml").write_text(
+        f'[patchset]\nname = "bench"\nversion = "1"\ntargets = ["vllm"]\nseries = [{series}]\n'
+    )
+    return into
+
+
+def scaling_rows(b: Bench, tree: Path, sizes: Sequence[int]) -> list[Row]:
+    (b.work / "diffs").mkdir()
+    all_diffs = synthetic_diffs(tree, max(sizes), b.work / "diffs")
+    rows = []
+    restore = lambda: b.call(["git", "checkout", "-q", "--", "."], cwd=tree)  # noqa: E731
+    at = ["--target", "vllm", "--checkout", str(tree)]
+    for n in sizes:
+        diffs = all_diffs[:n]
+        project = diff_project(diffs, b.work / f"project-{n}")
+        git = repeat(b.n, b.timed(["git", "apply", *map(str, diffs)], cwd=tree), restore)
+        reset = lambda p=project: b.call(b.patchkit("reset", *at, project=p))  # noqa: E731
+        ours = repeat(b.n, b.timed(b.patchkit("apply", *at, project=project)), reset)
+        rows.append(Row(f"{n} diffs", ours, "git apply", git, "<=3x", _ratio(3)))
+    base = b.call(["git", "rev-parse", "HEAD"], cwd=tree).decode().strip()
+    one = str(all_diffs[0])
+    _undo(b, tree)()
+    port_cmd = [PY, "-m", "patchkit", "port", one, "--base", base, "--checkout", str(tree)]
+    git3 = repeat(b.n, b.timed(["git", "apply", "-3", one], cwd=tree), _undo(b, tree))
+    port = repeat(b.n, b.timed(port_cmd), _undo(b, tree))
+    rows.append(Row("port of one diff", port, "git apply -3", git3, "<=100 ms", _ms(100)))
+    return rows
+
+
+def _undo(b: Bench, tree: Path) -> Callable[[], object]:
+    def undo() -> None:
+        b.call(["git", "reset", "-q"], cwd=tree)
+        b.call(["git", "checkout", "-q", "--", "."], cwd=tree)
+        b.call(["git", "update-index", "-q", "--refresh"], cwd=tree)
+        state = Path(b.call(["git", "rev-parse", "--absolute-git-dir"], cwd=tree).decode().strip())
+        shutil.rmtree(state / "patchkit", ignore_errors=True)
+
+    return undo
+
+
+def _ratio(times: float) -> Callable[[Run, Run], bool]:
+    return lambda r, base: r.wall_ms <= times * base.wall_ms
+
+
+def _ms(limit: float) -> Callable[[Run, Run], bool]:
+    return lambda r, base: r.wall_ms <= limit
+
+
+def render(rows: Sequence[Row], bare: Run, n: int) -> str:
+    head = (
+        f"{'row':<20}{'wall ms':>9}{'cpu ms':>8}{'peak MB':>9}  {'vs':<15}"
+        f"{'its ms':>8}{'x wall':>8}{'x cpu':>7}  {'target':<17}met"
+    )
+    lines = [f"median of {n} runs, each a new process; bare start {bare.wall_ms:.0f} ms", head]
+    for r in rows:
+        lines.append(
+            f"{r.name:<20}{r.figure.wall_ms:>9.0f}{r.figure.cpu_ms:>8.0f}{r.figure.rss_mb:>9.0f}"
+            f"  {r.base_name:<15}{r.base.wall_ms:>8.0f}"
+            f"{r.figure.wall_ms / r.base.wall_ms:>8.1f}{r.figure.cpu_ms / max(r.base.cpu_ms, 1):>7.1f}"
+            f"  {r.target:<17}{'yes' if r.met(r.figure, r.base) else 'NO'}"
+        )
+    return "\n".join(lines)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--target", action="append", help="default: flashinfer and vllm")
+    parser.add_argument("--sizes", default="10,50,200,1000", help="N of the N-diff rows")
     args = parser.parse_args()
-    from patchkit.cache import cache_root
-
-    cache = cache_root()
-    rows = {}
+    sys.path.insert(0, str(ROOT))
     with tempfile.TemporaryDirectory(prefix="patchkit-bench-") as tmp:
-        for target in args.target or ["flashinfer", "vllm"]:
-            rows[target] = bench_target(target, args.repeat, Path(tmp), cache)
-    print(f"apply of the shipped series, median of {args.repeat} runs (ms)")
-    columns = ("git apply", "cold", "warm", "warm, same process", "no-op")
-    print(f"{'target':<12}{'files':>6}" + "".join(f"{c:>20}" for c in columns))
-    for target, r in rows.items():
-        git = r["git apply"]
-        cells = [f"{r[c]:.1f} ({r[c] / git:.1f}x)" for c in columns]
-        print(f"{target:<12}{r['files']:>6.0f}" + "".join(f"{c:>20}" for c in cells))
-    print("(x: ratio to git apply of the same diffs, measured in this run)")
+        b = Bench(Path(tmp), args.repeat)
+        bare = repeat(b.n, b.timed([PY, "-c", "pass"]))
+        tree = b.tree("vllm")
+        try:
+            rows = series_rows(b, tree, bare)
+            rows += scaling_rows(b, tree, [int(s) for s in args.sizes.split(",")])
+        finally:
+            from patchkit.upstream.sources import UpstreamRepo
+
+            with UpstreamRepo("vllm") as repo:
+                repo.remove_tree(tree)
+    print(
+        render(
+            [Row("python -c pass", bare, "python -c pass", bare, "", _ms(1e9)), *rows],
+            bare,
+            args.repeat,
+        )
+    )
     return 0
 
 
