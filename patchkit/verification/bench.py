@@ -186,6 +186,7 @@ class Comparison:
     slower: bool = False
     reason: str = ""
     timing: str = ""  # how both sides were timed; "graph/eager" where they differ
+    after_cold_s: float | None = None  # the patched side's first setup, also when not compared
 
 
 def _timing(before: Setup, after: Setup) -> str:
@@ -213,7 +214,11 @@ def compare(
     before_setup = before.setup(before_args, plan.warmup)
     if not before_setup.ok:
         return Comparison(
-            case, "not compared", compared_with, reason=f"unpatched: {before_setup.error}"
+            case,
+            "not compared",
+            compared_with,
+            reason=f"unpatched: {before_setup.error}",
+            after_cold_s=after_setup.cold_s,
         )
     try:
         rounds = alternate(before, after, plan, before_args, after_args)
@@ -232,4 +237,5 @@ def compare(
         rounds=len(ratios),
         slower=is_slower(ratios, tolerance),
         timing=_timing(before_setup, after_setup),
+        after_cold_s=after_setup.cold_s,
     )

@@ -188,7 +188,7 @@ def test_unpatched_that_cannot_run_the_case_is_not_compared() -> None:
     log: list[str] = []
     before = FakeSide("before", [1.0], log, fails="RuntimeError: Unsupported group_size: 16")
     result = _compare(before, FakeSide("after", [1.0], log))
-    assert result.status == "not compared"
+    assert result.status == "not compared" and result.after_cold_s == 3.0
     assert result.reason == "unpatched: RuntimeError: Unsupported group_size: 16"
     assert log == []  # nothing timed
 
@@ -216,6 +216,7 @@ def test_fallbacks_stand_in_where_unpatched_cannot_run() -> None:
     after = FakeSide("after", [1.0], log)
     (found,) = compare_case(spec, spec.cases[0], before, after)
     assert found.status == "compared" and found.ratio == 4.0
+    assert found.after.cold_s == 3.0 and found.after_cold_s == 3.0  # from the first setup
     assert found.compared_with == "unpatched, fallback: tensor cores"
     assert "Unsupported group_size: 16" in found.reason
     assert before.args == {"batch": 64, "stand_in": True} and after.args == {"batch": 64}
@@ -268,7 +269,7 @@ def test_two_trees_through_real_worker_processes(tmp_path: Path) -> None:
     """End to end on the CPU (host clock): the tree first on the path is the one timed."""
     from patchkit.verification.bench_run import run_bench
 
-    for name, ms in (("old", 4), ("new", 1)):
+    for name, ms in (("old", 8), ("new", 1)):
         (tmp_path / name / "speedy").mkdir(parents=True)
         (tmp_path / name / "speedy" / "__init__.py").write_text(
             f"import time\n\ndef work():\n    time.sleep({ms} / 1000)\n"
@@ -301,7 +302,9 @@ def test_two_trees_through_real_worker_processes(tmp_path: Path) -> None:
     assert (
         str(tmp_path / "old") in record.before_label and str(tmp_path / "new") in record.after_label
     )
-    assert record.ratio is not None and record.ratio > 2.0 and not record.slower
+    # 8 ms against 1 ms; a loaded machine's sleeps overshoot, so only "clearly faster" is asked
+    assert record.ratio is not None and record.ratio > 1.5 and not record.slower, record
+    assert record.timing == "host"
 
 
 def _meta(set_root: Path) -> Any:
