@@ -16,7 +16,7 @@ from patchkit.errors import ConfigError, RebaseStopped
 from patchkit.model import Outcome, PatchMeta, SourceKind, UpstreamStatus
 from patchkit.ops.apply import apply
 from patchkit.ops.context import Project, blobs_for, load_project
-from patchkit.ops.rebase import abort_rebase, continue_rebase, rebase
+from patchkit.ops.rebase import abort_rebase, continue_rebase, rebase, rebase_with_pins
 from patchkit.ops.rebase_conflicts import RebaseReport
 from patchkit.workspace.tree import checkout_tree
 
@@ -48,6 +48,12 @@ def add_rebase_args(parser: argparse.ArgumentParser) -> None:
         "--python", default=sys.executable, metavar="PATH", help="interpreter for those tests"
     )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument(
+        "--with-pins",
+        action="store_true",
+        help="also rebase the targets the new release pins (vLLM's FlashInfer) onto the pinned "
+        "versions, all or nothing",
+    )
     explain_arg(parser)
 
 
@@ -65,6 +71,8 @@ def rebase_cmd(args: argparse.Namespace) -> int:
             hint=f"`patchkit rebase --target {args.target} --onto VERSION|TAG|COMMIT` (or "
             "`latest`); `--continue` or `--abort` for a stopped rebase",
         )
+    elif args.with_pins:
+        return _with_pins(args)
     else:
         project = load_project(args.project, args.sets)
         report = rebase(
@@ -75,6 +83,50 @@ def rebase_cmd(args: argparse.Namespace) -> int:
             allow_pending=args.allow_pending,
             explain=args.explain,
         )
+    return _finish(args, root, report)
+
+
+def _with_pins(args: argparse.Namespace) -> int:
+    """Rebase the target and the targets it pins as one transaction, then verify each."""
+    project = load_project(args.project, args.sets)
+    done = rebase_with_pins(
+        project=project,
+        target=args.target,
+        onto=args.onto,
+        sets=args.sets,
+        allow_pending=args.allow_pending,
+        explain=args.explain,
+    )
+    if done.rolled_back:
+        for report in done.reports:
+            _show(args, report)
+        last = done.reports[-1]
+        raise RebaseStopped(
+            f"rebase of {last.target} onto {last.onto} (pinned by {args.target}) stopped, so "
+            f"no lock moved: {args.target} stays at its locked release too",
+            hint=f"fix {last.target} (`patchkit rebase --target {last.target} --continue`, "
+            f"report: {last.report}), then run `patchkit rebase --target {args.target} --onto "
+            f"{args.onto} --with-pins` again",
+        )
+    for report in done.reports:
+        _finish(args, project.root, report)
+    return 0
+
+
+def _finish(args: argparse.Namespace, root: Path, report: RebaseReport) -> int:
+    _show(args, report)
+    if report.stopped:
+        raise RebaseStopped(
+            f"rebase of {report.target} onto {report.onto} stopped; report: {report.report}",
+            hint=f"fix the files in {report.worktree}, then `patchkit rebase --target "
+            f"{report.target} --continue`; or `--abort`",
+        )
+    if not args.no_verify:
+        verify_changed(args, root, report)
+    return 0
+
+
+def _show(args: argparse.Namespace, report: RebaseReport) -> None:
     if args.json:
         data = report.to_json()
         if args.explain:
@@ -89,15 +141,6 @@ def rebase_cmd(args: argparse.Namespace) -> int:
                 f"  {placement_line(m)}" for m in p.placements
             ]:
                 console.print(line, markup=False, highlight=False)
-    if report.stopped:
-        raise RebaseStopped(
-            f"rebase of {report.target} onto {report.onto} stopped; report: {report.report}",
-            hint=f"fix the files in {report.worktree}, then `patchkit rebase --target "
-            f"{report.target} --continue`; or `--abort`",
-        )
-    if not args.no_verify:
-        verify_changed(args, root, report)
-    return 0
 
 
 def changed_patches(report: RebaseReport) -> list[str]:

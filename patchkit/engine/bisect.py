@@ -23,7 +23,13 @@ from patchkit.gitrepo import GitRepo
 from patchkit.model import LockEntry, Outcome, PatchMeta, PatchResult, SourceKind
 from patchkit.targets import commits_match, profile
 from patchkit.upstream.index import PackageIndex
-from patchkit.upstream.sources import GitMirror, ReleaseStore, available_releases, package_of
+from patchkit.upstream.sources import (
+    GitMirror,
+    ReleaseStore,
+    available_releases,
+    package_of,
+    resolve_release_ref,
+)
 
 _HEX = re.compile(r"^[0-9a-f]{7,40}$")
 
@@ -178,16 +184,21 @@ def open_history(entry: LockEntry, *, index: PackageIndex | None = None) -> Hist
 def _mirror_rev(mirror: GitMirror, rev: str) -> str:
     if _HEX.match(rev):
         return mirror.ensure_commit(rev)
+    if not rev.startswith("v") and _is_version(rev):  # a release version names its tag v<version>
+        try:
+            return mirror.ensure_commit(f"refs/upstream/tags/v{rev}")
+        except SourceError:
+            pass
     return mirror.ensure_commit(f"refs/upstream/tags/{rev}")
 
 
 def _local_rev(entry: LockEntry) -> Callable[[str], str]:
     def resolve(rev: str) -> str:
         with GitRepo(Path(entry.source.path or "")) as repo:
-            found = repo.resolve(rev)
+            found = resolve_release_ref(repo, rev)
         if found is None:
             raise SourceError(
-                f"{rev} is not a commit or tag of {entry.source.path}",
+                f"{rev} is not a commit, tag or release version of {entry.source.path}",
                 hint="fetch it there first, or pass a commit that exists",
             )
         return found

@@ -108,11 +108,23 @@ def pin_problems(lock: Lock) -> list[str]:
     """The lock's own pins that disagree with the versions it locks."""
     return [
         f"{lock.path}: targets.{entry.name}.pins says {other} {version}, but "
-        f"targets.{other}.version is {lock.targets[other].version}"
+        f"targets.{other}.version is {lock.targets[other].version}; "
+        f"`patchkit rebase --target {other} --onto {version}` moves it (or rebase "
+        f"{entry.name} with --with-pins)"
         for entry in lock.targets.values()
         for other, version in entry.pins.items()
         if other in lock.targets and lock.targets[other].version != version
     ]
+
+
+def pins_to_move(lock: Lock, target: str) -> dict[str, str]:
+    """The targets ``target`` pins at a version the lock does not hold: name -> version."""
+    entry = lock.targets[target]
+    return {
+        other: version
+        for other, version in entry.pins.items()
+        if other in lock.targets and lock.targets[other].version != version
+    }
 
 
 def tree_pin_problems(lock: Lock, target: str, pins: dict[str, str]) -> list[str]:
