@@ -204,8 +204,8 @@ def record_args(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The whole command line; with ``only``, the arguments of that one command alone, so a run
-    imports the modules its command needs and no others (rebase's index client, export's...)."""
+    """The whole command line; with ``only``, that one command alone, so a run builds one
+    parser and imports the modules its command needs and no others (rebase's index client...)."""
     parser = argparse.ArgumentParser(
         prog="patchkit",
         description="Keep downstream source patches for vLLM and FlashInfer alive.",
@@ -215,9 +215,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log git commands")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
+        if only is not None and only != command.name:
+            continue  # a parser per command costs: build the chosen one's alone
         parser_ = sub.add_parser(command.name, help=command.help, description=command.help)
-        if only is None or only == command.name:
-            _resolve(command.arguments)(parser_)
+        _resolve(command.arguments)(parser_)
         parser_.set_defaults(handler=command.handler)
     return parser
 
@@ -241,7 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     names = {command.name for command in COMMANDS}
     chosen = next((word for word in argv if word in names), "")
-    args = build_parser(only=chosen).parse_args(argv)
+    args = build_parser(only=chosen or None).parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING, format="patchkit: %(message)s"
     )

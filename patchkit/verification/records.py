@@ -8,6 +8,7 @@ per patch and environment kind are kept.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
@@ -129,16 +130,26 @@ def load_records(set_root: Path) -> list[Record]:
 
 def _read(path: Path) -> list[Record]:
     try:
-        raw = json.loads(path.read_text())
+        stat = path.stat()
     except FileNotFoundError:
         return []
+    return list(_parsed(path, stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed(path: Path, mtime_ns: int, size: int) -> tuple[Record, ...]:
+    """A records file parsed once per content (status asks per patch, several times)."""
+    try:
+        raw = json.loads(path.read_text())
+    except FileNotFoundError:
+        return ()
     except (OSError, json.JSONDecodeError) as exc:
         raise ConfigError(
             f"{path}: unreadable verification records ({exc})",
             hint="fix the JSON by hand, or remove the file and run `patchkit verify` again",
         ) from None
     try:
-        return [Record.from_json(item) for item in raw]
+        return tuple(Record.from_json(item) for item in raw)
     except (KeyError, TypeError) as exc:
         raise ConfigError(f"{path}: malformed verification record ({exc})") from None
 
