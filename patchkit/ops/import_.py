@@ -161,7 +161,7 @@ def _already(project: Path, results: list[_Result]) -> list[_Result]:
         if name is not None and content in have and carried is not None:
             note = f"already imported as {have[content]}; nothing written"
             carried = replace(carried, message=note)
-            name = None
+            candidate, name = replace(candidate, name=have[content]), None
         out.append((candidate, found, carried, name))
     return out
 
