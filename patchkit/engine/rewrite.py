@@ -329,14 +329,19 @@ def _loaded(file: Path, files: Sequence[str]) -> tuple[list[type[Rewrite]], str]
     key; its selectors are remembered under that key, for runs that do not import it."""
     classes = load_rewrites(file)
     homes = list(dict.fromkeys(cls.path for cls in classes))
-    if files and set(files) != set(homes):
+    selectors = [cls.selector() for cls in classes]
+    # Declared: every home, and the files under a rewrite's search it changes at the lock.
+    stray = [p for p in files if not any(s.wants(p) for s in selectors)]
+    if files and (set(homes) - set(files) or stray):
+        searches = sorted({g for s in selectors for g in s.search})
         raise ConfigError(
             f"{file}: the patch metadata declares files {sorted(files)}, but its rewrites are "
-            f"made on {sorted(homes)}",
-            hint="make `files` in the patch's .toml list exactly the paths its rewrites name",
+            f"made on {sorted(homes)}" + (f" and search {searches}" if searches else ""),
+            hint="list in `files` the paths its rewrites name, and any file under their "
+            "`search` that they change at the lock",
         )
     key = module_sha(Path(file).read_bytes(), files)
-    rewrite_cache.store_selectors(key, [cls.selector() for cls in classes])
+    rewrite_cache.store_selectors(key, selectors)
     return classes, key
 
 

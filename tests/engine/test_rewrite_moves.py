@@ -251,3 +251,15 @@ def test_selector_is_plain_data_and_candidates_need_no_rewrite_code() -> None:
     tree = Files({"pkg/a.py": "X = (9, 0)\n", "pkg/b.py": "Y = 1\n", "other/c.py": "Z = (9, 0)\n"})
     assert list(candidates([selector], tree.read, tree.listing)) == ["pkg/a.py"]
     assert list(candidates([selector], tree.read, None)) == []  # no listing: the home only
+
+
+def test_declared_files_may_name_what_the_search_changes_at_the_lock(tmp_path: Path) -> None:
+    tree = Files({"pkg/experts.py": TWO_CLASSES, "pkg/oracle.py": TWO_CLASSES})
+    gate = _gate(tmp_path, BY_SHAPE.replace("(1, 2)", "(1, 4)"))
+    declared = ["pkg/experts.py", "pkg/oracle.py"]
+    result = run_rewrite_patch("gate", gate, tree.read, tree.listing, declared)
+    assert result.outcome is Outcome.APPLIED
+    assert sorted(c.path for c in result.changes) == declared
+    outside = run_rewrite_patch("gate", gate, tree.read, tree.listing, [*declared, "other/x.py"])
+    assert outside.outcome is Outcome.FAILED
+    assert "and search ['pkg/**/*.py']" in outside.message
