@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from patchkit import __version__
+from patchkit import __version__, progress
 from patchkit.cli.explain import explain_arg
 from patchkit.cli.render import err_console
 from patchkit.errors import EXIT_CODES, PatchkitError
@@ -213,6 +213,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"patchkit {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log git commands")
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress (bars on a terminal, timestamped lines on stderr otherwise)",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         if only is not None and only != command.name:
@@ -246,6 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING, format="patchkit: %(message)s"
     )
+    progress.configure(quiet=args.quiet)
     try:
         return _resolve(args.handler)(args)
     except PatchkitError as exc:

@@ -10,6 +10,7 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
+from patchkit import progress
 from patchkit.errors import TreeError, VerificationFailed
 from patchkit.model import Lock, PatchMeta
 from patchkit.ops.context import CACHED, Project, Where, open_tree
@@ -68,7 +69,7 @@ def verify(
     env = environment or probe_environment(python)
     ctx = _Context(tree_root.resolve(), python, env, runner, timeout_s, has_upstream_tests)
     verdicts, records = [], []
-    for meta in patches:
+    for meta in progress.steps(patches, "verifying", lambda m: m.id):
         verdict = verify_patch(meta, ctx)
         verdicts.append(verdict)
         found = to_record(meta, verdict, lock, env, tree_commit, clock())

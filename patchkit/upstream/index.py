@@ -18,10 +18,11 @@ import shutil
 import subprocess
 import sys
 import tarfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import requests
 from packaging.version import InvalidVersion, Version
@@ -36,6 +37,7 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
+from patchkit import progress
 from patchkit.cache import cache_dir
 from patchkit.errors import SourceError
 
@@ -236,20 +238,28 @@ class PackageIndex:
 
 
 def _write_with_progress(chunks: Iterator[bytes], path: Path, label: str, size: int | None) -> str:
-    console = _console()
+    """Write ``chunks`` to ``path``; a bar on a terminal, two timestamped lines in a log, nothing
+    with --quiet (``patchkit.progress``)."""
     digest = hashlib.sha256()
+    shown = progress.mode()
+    if shown is not progress.Mode.TERMINAL:
+        with progress.step(f"downloading {label}" + (f" ({size / 1e6:.1f} MB)" if size else "")):
+            _copy(chunks, path, digest, lambda n: None)
+        return digest.hexdigest()
     columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn())
     more = (TransferSpeedColumn(), TimeRemainingColumn())
-    with (
-        Progress(*columns, *more, console=console, disable=not console.is_terminal) as progress,
-        path.open("wb") as out,
-    ):
-        task = progress.add_task(f"downloading {label}", total=size)
+    with Progress(*columns, *more, console=_console()) as bar:
+        task = bar.add_task(f"downloading {label}", total=size)
+        _copy(chunks, path, digest, lambda n: bar.advance(task, n))
+    return digest.hexdigest()
+
+
+def _copy(chunks: Iterator[bytes], path: Path, digest: Any, advance: Callable[[int], None]) -> None:
+    with path.open("wb") as out:
         for chunk in chunks:
             out.write(chunk)
             digest.update(chunk)
-            progress.advance(task, len(chunk))
-    return digest.hexdigest()
+            advance(len(chunk))
 
 
 def _check_digest(release: Release, digest: str, path: Path) -> None:

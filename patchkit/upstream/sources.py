@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from packaging.version import InvalidVersion, Version
-from rich.console import Console
 
+from patchkit import progress
 from patchkit.cache import cache_dir
 from patchkit.errors import ConfigError, GitError, SourceError, TreeError
 from patchkit.gitrepo import GitRepo, is_repo
@@ -47,17 +47,6 @@ class FetchedTree:
     version: str  # the release as the index spells it, or the locked version for git/path
     local_commit: str | None  # commit id in the cache repository; HEAD for a path source
     upstream_commit: str | None  # what the release names; None when it names nothing
-
-
-@contextlib.contextmanager
-def _status(message: str) -> Iterator[None]:
-    """A spinner on stderr while something long runs; nothing when stderr is not a terminal."""
-    console = Console(stderr=True)
-    if not console.is_terminal:
-        yield
-        return
-    with console.status(message):
-        yield
 
 
 # -- the cache repository of one target ---------------------------------------------------------
@@ -113,7 +102,7 @@ class UpstreamRepo:
         if path.exists():
             path.rmdir()
         path.parent.mkdir(parents=True, exist_ok=True)
-        with _status(f"checking out {self.target} at {commit[:12]} in {path}"):
+        with progress.step(f"checking out {self.target} at {commit[:12]} in {path}"):
             self.repo.add_worktree(path, commit)
         return path
 
@@ -240,13 +229,13 @@ class ReleaseStore(UpstreamRepo):
 
     def _commit_release(self, release: Release, archive: Path) -> str:
         with tempfile.TemporaryDirectory(prefix="patchkit-sdist-") as tmp:
-            with _status(f"extracting {release.filename}"):
+            with progress.step(f"extracting {release.filename}"):
                 sdist = extract_sdist(archive, Path(tmp))
             upstream = release_commit(sdist.root, self.target)
             message = self._message(release, upstream)
             parent = self._parent(release.parsed)
             date = release.git_date() or f"{sdist.mtime} +0000"
-            with _status(f"committing {self.target} {release.version}"):
+            with progress.step(f"committing {self.target} {release.version}"):
                 commit = self.repo.commit_directory(
                     sdist.root, parent=parent, message=message, date=date
                 )
@@ -309,7 +298,7 @@ class GitMirror(UpstreamRepo):
     def _fetch(self) -> None:
         refspecs = ["+refs/heads/*:refs/upstream/heads/*", "+refs/tags/*:refs/upstream/tags/*"]
         try:
-            with _status(f"fetching {self.url}"):
+            with progress.step(f"fetching {self.url}"):
                 self.repo.git("fetch", "--quiet", "--prune", "--no-tags", self.url, *refspecs)
         except GitError as exc:
             raise SourceError(
