@@ -16,6 +16,7 @@ from patchkit.ops.context import CACHED, Project, Where, blobs_for, open_tree
 from patchkit.patchset import patch_digest
 from patchkit.targets import commits_match, pinned_versions
 from patchkit.upstream.lock import tree_pin_problems
+from patchkit.workspace.installed import prebuilt_kernels
 from patchkit.workspace.state import AppliedPatch, FileRecord, State, StateStore
 from patchkit.workspace.tree import Tree, sha256
 from patchkit.workspace.treecheck import changed_files, committed_reader, tree_commit
@@ -269,10 +270,15 @@ def apply_target(
     tree = open_tree(entry, where)
     kept = remembered_opt_ins(project, tree, include=include, exclude=exclude)
     patches = project.patches(target, include=(*include, *kept))
-    warnings = tuple(pin_warnings(project, tree)) + tuple(
-        f"kept opt-in patch {patch_id}, applied to {tree.root} before "
-        f"(`--exclude {patch_id}` drops it)"
-        for patch_id in kept
+    prebuilt = prebuilt_kernels(tree)
+    warnings = (
+        tuple(pin_warnings(project, tree))
+        + ((prebuilt,) if prebuilt else ())
+        + tuple(
+            f"kept opt-in patch {patch_id}, applied to {tree.root} before "
+            f"(`--exclude {patch_id}` drops it)"
+            for patch_id in kept
+        )
     )
     skipped: list[NotApplicable] = []
     if tree.kind == "installed":

@@ -244,6 +244,36 @@ def open_installed(entry: LockEntry, python: Path | None) -> Tree:
     return tree
 
 
+# Packages of prebuilt kernels that make a patched source tree moot: FlashInfer loads the .so
+# files of flashinfer-jit-cache (or its own data/aot/) before it would JIT-compile its headers.
+_PREBUILT = {"flashinfer": ("flashinfer_jit_cache", "flashinfer-jit-cache", "flashinfer/data/aot")}
+
+
+def prebuilt_kernels(tree: Tree) -> str | None:
+    """A warning when the installed target also has prebuilt kernels, so patched sources (CUDA
+    headers) may never be compiled; None when there are none."""
+    known = _PREBUILT.get(tree.target)
+    if tree.kind != KIND or known is None:
+        return None
+    module, dist, aot = known
+    found = [p.name for p in tree.root.glob(f"{module}-*.dist-info")]
+    if (tree.root / module).is_dir() or found:
+        where = found[0] if found else module
+        return (
+            f"{dist} is installed in {tree.root} ({where}): {tree.target} loads its prebuilt "
+            f"kernels, so patched CUDA sources are never compiled for the modules it ships; "
+            f"`pip uninstall {dist}` for the interpreter that serves (or rebuild it from the "
+            "patched tree) for the patches to take effect"
+        )
+    if (tree.root / aot).is_dir():
+        return (
+            f"{tree.root / aot} holds prebuilt kernels: {tree.target} loads them, so patched "
+            "CUDA sources are never compiled for the modules there; remove that directory "
+            "(or rebuild it from the patched tree) for the patches to take effect"
+        )
+    return None
+
+
 # --- checks registered with treecheck ----------------------------------------------------------
 
 
