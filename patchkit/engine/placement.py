@@ -186,6 +186,16 @@ def _neighbours(plans: list[Plan], i: int) -> tuple[Plan | None, Plan | None]:
     return before, after
 
 
+def _bounds(plans: list[Plan], i: int) -> tuple[int, int]:
+    """Where hunk ``i`` may start and must end for the hunks to stay in order: after the
+    earliest end of the hunk before it, before the latest start of the hunk after it."""
+    prev = next((p for p in reversed(plans[:i]) if p.spots), None)
+    nxt = next((p for p in plans[i + 1 :] if p.spots), None)
+    lo = min(s + len(prev.hunk.old) for s in prev.spots) if prev else 0
+    hi = max(nxt.spots) if nxt else 1 << 62
+    return lo, hi
+
+
 def _offset(plan: Plan) -> int:
     return plan.at - (plan.base_at if plan.base_at is not None else plan.hunk.old_start - 1)
 
@@ -236,8 +246,7 @@ def _decide(placer: Placer, i: int) -> bool:
     plan = placer.plans[i]
     before, after = _neighbours(placer.plans, i)
     n = len(plan.hunk.old)
-    lo = before.end if before else 0
-    hi = after.at if after else len(placer.target.lines)
+    lo, hi = _bounds(placer.plans, i)
     if _narrow(plan, lambda s: lo <= s and s + n <= hi, Rule.ORDER):
         return True
     end = _at_end(placer, plan)

@@ -199,3 +199,16 @@ def test_hunk_with_no_trailing_context_goes_at_the_end(tmp_path: Path) -> None:
     assert text == upstream + "// end\n"
     (mark,) = report.result.placements
     assert mark.rule is Rule.END_OF_FILE
+
+
+def test_two_hunks_with_the_same_context_are_settled_by_their_order(tmp_path: Path) -> None:
+    """Both copies of a block get the same change: each hunk matches both copies, and only
+    first-to-first, second-to-second keeps the hunks in order."""
+    block = "".join(f"  step {c}\n" for c in "abcdefg")
+    base = "top\n" + block + "".join(f"mid {i}\n" for i in range(8)) + block + "end\n"
+    patched = base.replace("  step d\n", "  step d!\n")
+    upstream = "new first line\n" + base
+    report, text = ported(tmp_path, "notes.txt", base, patched, upstream)
+    assert report.outcome is Outcome.CARRIED
+    assert text == "new first line\n" + patched
+    assert [m.rule for m in report.result.placements] == [Rule.ORDER, Rule.ORDER]
