@@ -85,17 +85,17 @@ class FileView:
 
     def hunk_scope(self, hunk: Hunk, at: int) -> ScopePath:
         """The scope path of the lines a hunk changes when its old lines start at ``at``: the
-        common scope of its removed lines and the context lines either side of the change."""
+        common scope of its removed lines, or for a pure insertion of the lines either side."""
         tree = self.tree
         if tree is None:
             return ()
         first = at + hunk.lead
         removed = len(hunk.old) - hunk.lead - hunk.trail
         rows = [first, first + removed - 1] if removed > 0 else []
-        if hunk.lead:
+        if not rows and hunk.lead:
             rows.append(first - 1)
-        if hunk.trail:
-            rows.append(first + removed)
+        if not removed and hunk.trail:
+            rows.append(first)
         return common_prefix([tree.scope_path(r) for r in rows]) if rows else ()
 
 

@@ -11,6 +11,7 @@ changes sits in a scope one of the hunks had at base.
 from __future__ import annotations
 
 import difflib
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -124,6 +125,12 @@ class ScopeMerge:
         theirs = apply_at_base(base_part, group, scope.start)
         ours = target.lines[mine.start : mine.end + 1]
         merged = self.merge(b"".join(ours), b"".join(base_part), b"".join(theirs), self.labels)
+        lines = _by_lines(ours, group) if merged.conflicts else None
+        if lines is not None:
+            for plan in group:
+                plan.rule, plan.state, plan.spots = Rule.SCOPE_LINES, "merged", [mine.start]
+            self.edits.append(Edit(mine.start, mine.end + 1, lines, tuple(group)))
+            return None
         if merged.conflicts:
             whole = [*target.lines[: mine.start], merged.content, *target.lines[mine.end + 1 :]]
             why = f"three-way merge conflict with an upstream change in {' > '.join(scope.path)}"
@@ -133,6 +140,29 @@ class ScopeMerge:
             plan.rule, plan.state, plan.spots = Rule.SCOPE_MERGE, "merged", [mine.start]
         self.edits.append(Edit(mine.start, mine.end + 1, split_lines(merged.content), tuple(group)))
         return None
+
+
+def _by_lines(ours: list[bytes], group: Sequence[Plan]) -> list[bytes] | None:
+    """The scope with each hunk's removed lines replaced where they occur exactly once in
+    it (its context changed around them); None when any hunk's lines are not there once, or
+    a hunk only inserts."""
+    spans = []
+    view = FileView("", ours)
+    for plan in group:
+        hunk = plan.hunk
+        removed = list(hunk.old[hunk.lead : len(hunk.old) - hunk.trail])
+        spots = view.find(removed) if removed else []
+        if len(spots) != 1:
+            return None
+        added = list(hunk.new[hunk.lead : len(hunk.new) - hunk.trail])
+        spans.append((spots[0], spots[0] + len(removed), added))
+    spans.sort(key=lambda span: span[0])
+    if any(a[1] > b[0] for a, b in itertools.pairwise(spans)):
+        return None
+    out = list(ours)
+    for start, end, added in reversed(spans):
+        out[start:end] = added
+    return out
 
 
 def _regions(old: list[bytes], new: list[bytes]) -> list[tuple[int, int]]:
@@ -152,8 +182,7 @@ def _regions(old: list[bytes], new: list[bytes]) -> list[tuple[int, int]]:
 def _region_scope(target: FileView, start: int, end: int) -> ScopePath:
     tree = target.tree
     assert tree is not None
-    rows = list(range(start, end)) or []
-    rows += [r for r in (start - 1, end) if 0 <= r < len(target.lines)]
+    rows = list(range(start, end)) or [r for r in (start - 1, end) if 0 <= r < len(target.lines)]
     return common_prefix([tree.scope_path(r) for r in rows]) if rows else ()
 
 

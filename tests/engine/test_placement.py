@@ -212,3 +212,38 @@ def test_two_hunks_with_the_same_context_are_settled_by_their_order(tmp_path: Pa
     assert report.outcome is Outcome.CARRIED
     assert text == "new first line\n" + patched
     assert [m.rule for m in report.result.placements] == [Rule.ORDER, Rule.ORDER]
+
+
+GATES = dedent(
+    """
+    class TritonExperts:
+        @staticmethod
+        def supports(cap):
+            # (9,0) <= cap < (11,0): Hopper and Blackwell
+            return (9, 0) <= cap < (11, 0)
+
+    class UnfusedExperts:
+        @staticmethod
+        def supports(cap):
+            # (9,0) <= cap < (11,0): Hopper and Blackwell
+            return (9, 0) <= cap < (11, 0)
+    """
+)
+
+
+def test_lines_changed_next_to_an_upstream_edit_are_placed_in_their_scope(
+    tmp_path: Path,
+) -> None:
+    """Upstream put a guard right above the changed line (a three-way merge conflicts on
+    adjacent edits); the changed line occurs once in its own scope, so it is changed there and
+    not in the look-alike class."""
+    first = GATES.index("< (11, 0)")
+    patched = GATES[:first] + GATES[first:].replace("< (11, 0)", "< (13, 0)", 1)
+    guard = "        if not has_kernels():\n            return False\n"
+    upstream = GATES.replace("        return (9, 0)", guard + "        return (9, 0)", 1)
+    report, text = ported(tmp_path, "gates.py", GATES, patched, upstream)
+    assert report.outcome is Outcome.CARRIED, report.result.details
+    triton, unfused = text.split("class UnfusedExperts")
+    assert "< (13, 0)" in triton and "< (11, 0)" in unfused and guard in triton
+    (mark,) = report.result.placements
+    assert mark.rule is Rule.SCOPE_LINES
