@@ -219,7 +219,7 @@ class Rule(str, enum.Enum):
     OFFSET = "offset"  # the only place at the same offset as its neighbouring hunks
     THREE_WAY = "three-way"  # merged from the base blob, whole file, then scope-checked
     SCOPE_MERGE = "scope-merge"  # merged from the base blob, its scope against the same scope
-    SCOPE_LINES = "scope-lines"  # context changed, but the lines it changes occur once in its scope
+    SCOPE_LINES = "scope-lines"  # lines inserted in its context: its lines, once in its scope
     UPSTREAM = "already-upstream"  # its new lines are there already: nothing written
     NONE = "none"  # not placed (see the outcome)
 

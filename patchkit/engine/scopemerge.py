@@ -125,7 +125,7 @@ class ScopeMerge:
         theirs = apply_at_base(base_part, group, scope.start)
         ours = target.lines[mine.start : mine.end + 1]
         merged = self.merge(b"".join(ours), b"".join(base_part), b"".join(theirs), self.labels)
-        lines = _by_lines(ours, group) if merged.conflicts else None
+        lines = _by_lines(target.lines, mine, group) if merged.conflicts else None
         if lines is not None:
             for plan in group:
                 plan.rule, plan.state, plan.spots = Rule.SCOPE_LINES, "merged", [mine.start]
@@ -142,26 +142,48 @@ class ScopeMerge:
         return None
 
 
-def _by_lines(ours: list[bytes], group: Sequence[Plan]) -> list[bytes] | None:
+_INSERTED = 8  # lines upstream may have put between a hunk's context lines, at most
+
+
+def _in_order(ours: Sequence[bytes], wanted: Sequence[bytes], start: int, step: int) -> bool:
+    """Each of ``wanted`` found walking from ``start`` by ``step``, in that order, with at
+    most ``_INSERTED`` other lines between them in all."""
+    i, spare = start, _INSERTED
+    for line in wanted:
+        while 0 <= i < len(ours) and ours[i] != line and spare > 0:
+            i, spare = i + step, spare - 1
+        if not 0 <= i < len(ours) or ours[i] != line:
+            return False
+        i += step
+    return True
+
+
+def _by_lines(whole: list[bytes], mine: Scope, group: Sequence[Plan]) -> list[bytes] | None:
     """The scope with each hunk's removed lines replaced where they occur exactly once in
-    it (its context changed around them); None when any hunk's lines are not there once, or
-    a hunk only inserts."""
+    it, when all its context lines are still there around them, in order, upstream having
+    only inserted lines between them; None otherwise (or for a hunk that only inserts)."""
     spans = []
+    ours = whole[mine.start : mine.end + 1]
     view = FileView("", ours)
     for plan in group:
         hunk = plan.hunk
-        removed = list(hunk.old[hunk.lead : len(hunk.old) - hunk.trail])
+        cut = len(hunk.old) - hunk.trail
+        removed = list(hunk.old[hunk.lead : cut])
         spots = view.find(removed) if removed else []
         if len(spots) != 1:
             return None
-        added = list(hunk.new[hunk.lead : len(hunk.new) - hunk.trail])
-        spans.append((spots[0], spots[0] + len(removed), added))
+        at, end = spots[0], spots[0] + len(removed)
+        before = list(reversed(hunk.old[: hunk.lead]))
+        first, after = mine.start + at - 1, mine.start + end
+        if not (_in_order(whole, before, first, -1) and _in_order(whole, hunk.old[cut:], after, 1)):
+            return None
+        spans.append((at, end, list(hunk.new[hunk.lead : len(hunk.new) - hunk.trail])))
     spans.sort(key=lambda span: span[0])
     if any(a[1] > b[0] for a, b in itertools.pairwise(spans)):
         return None
     out = list(ours)
-    for start, end, added in reversed(spans):
-        out[start:end] = added
+    for start, stop, added in reversed(spans):
+        out[start:stop] = added
     return out
 
 
