@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -105,10 +106,15 @@ class Record:
 
 def set_root_of(patch: PatchMeta) -> Path:
     """The patch set directory (the one holding ``patchset.toml``) a patch belongs to."""
-    for directory in patch.meta_file.parents:
-        if (directory / "patchset.toml").is_file():
-            return directory
-    raise ConfigError(f"{patch.meta_file}: no patchset.toml above it for patch {patch.id}")
+    found = _set_root(patch.meta_file)
+    if found is None:
+        raise ConfigError(f"{patch.meta_file}: no patchset.toml above it for patch {patch.id}")
+    return found
+
+
+@functools.lru_cache(maxsize=4096)
+def _set_root(meta_file: Path) -> Path | None:
+    return next((d for d in meta_file.parents if (d / "patchset.toml").is_file()), None)
 
 
 def records_path(set_root: Path, *, tracked: bool = True) -> Path:
@@ -117,6 +123,12 @@ def records_path(set_root: Path, *, tracked: bool = True) -> Path:
     that normal use leaves the working copy clean."""
     if tracked:
         return set_root / RECORDS_NAME
+    return _machine_records(set_root, os.environ.get("PATCHKIT_CACHE"))
+
+
+@functools.lru_cache(maxsize=64)
+def _machine_records(set_root: Path, cache: str | None) -> Path:
+    """(``cache``: the cache the path is in, as the environment names it: part of the key.)"""
     key = hashlib.sha256(str(set_root.resolve()).encode()).hexdigest()[:16]
     return cache_dir("records") / f"{set_root.name}-{key}.json"
 

@@ -29,6 +29,15 @@ class Tree:
     kind: str = "checkout"  # "checkout" or "installed"
     # repository path -> path under root; None: the tree does not hold that path
     mapper: Callable[[str], str | None] = field(default=lambda p: p)
+    # directory -> its real path: resolved once per tree, not once per file (a series of a
+    # thousand diffs asks thousands of times; each resolve is a system call per path part)
+    _real: dict[Path, Path] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def real(self, directory: Path) -> Path:
+        found = self._real.get(directory)
+        if found is None:
+            found = self._real[directory] = directory.resolve()
+        return found
 
     def disk_path(self, repo_path: str) -> Path:
         mapped = self.mapper(repo_path)
@@ -36,14 +45,14 @@ class Tree:
             raise UnsafePathError(f"{repo_path} is not part of the {self.kind} tree at {self.root}")
         if any(part.lower() == ".git" for part in mapped.split("/")):
             raise UnsafePathError(f"{repo_path}: is inside .git; patches never touch it")
-        root = self.root.resolve()
+        root = self.real(self.root)
         candidate = root / mapped
-        resolved = candidate.parent.resolve() / candidate.name
+        resolved = self.real(candidate.parent) / candidate.name
         if root != resolved.parent and root not in resolved.parents:
             raise UnsafePathError(
                 f"{repo_path}: resolves to {resolved}, outside the tree {root} (through a symlink)"
             )
-        state = self.state_dir.resolve()
+        state = self.real(self.state_dir)
         if resolved == state or state in resolved.parents:
             raise UnsafePathError(f"{repo_path}: is patchkit's own state ({state})")
         if candidate.is_symlink():
