@@ -5,14 +5,18 @@ that does not exist yet is created for the target."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import tomlkit
 
+from patchkit.cache import cache_dir
 from patchkit.errors import ConfigError
 from patchkit.importers.model import Meta, Origin
 from patchkit.patchset import ID_PATTERN, MANIFEST, read_toml
@@ -33,6 +37,19 @@ class Entry:
     pending: str = ""  # why it does not apply at the lock (left out of apply until fixed)
     rewrite: str = ""  # a rewrite module written instead of the diff
     files: tuple[str, ...] = ()  # the files the rewrite changes
+
+
+@contextlib.contextmanager
+def writing(project: Path) -> Iterator[None]:
+    """One import at a time writes a project's patch sets (an advisory lock kept in the cache,
+    so the project's working copy gets no lock file)."""
+    key = hashlib.sha256(str(project.resolve()).encode()).hexdigest()[:16]
+    with open(cache_dir("locks") / f"import-{key}.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def set_root(project: Path, name: str, target: str) -> Path:

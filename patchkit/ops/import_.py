@@ -93,10 +93,11 @@ def import_patches(
         if own:
             releases.repo.close()
     root = project.root / "patchsets" / into
-    results = _already(project.root, results)
-    if not dry_run and any(r[3] is not None for r in results):
-        root = writer.set_root(project.root, into, entry.name)
-        results = _write(project.root, root, entry, results)
+    with writer.writing(project.root):
+        results = _already(project.root, results)
+        if not dry_run and any(r[3] is not None for r in results):
+            root = writer.set_root(project.root, into, entry.name)
+            results = _write(project.root, root, entry, results)
     lock = f"{entry.version} ({entry.commit})"
     patches = tuple(_report(c, found, carried, written) for c, found, carried, written in results)
     return ImportReport(entry.name, lock, into, root, patches, tuple(releases.fetched))

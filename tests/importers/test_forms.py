@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+import tomlkit
 
 from patchkit.cli import main
+from patchkit.importers import writer
 from patchkit.patchset import load_patchset, read_toml
 from testing.builders import run_git
 from tests.conftest import dedent
@@ -277,3 +281,32 @@ def test_script_over_several_files_in_a_loop(releases3: Releases3, tmp_path: Pat
         "+        return 4\n" in patch.diff.decode()
         and "+    return y * 5\n" in patch.diff.decode()
     )
+
+
+class _SlowToml:
+    """tomlkit, with a pause after each parse: a read-modify-write of a manifest is held open
+    long enough for a second import to do the same, unless imports take turns."""
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(tomlkit, name)
+
+    def parse(self, text: str) -> tomlkit.TOMLDocument:
+        doc = tomlkit.parse(text)
+        time.sleep(1.0)
+        return doc
+
+
+def test_two_imports_into_one_set_at_once_both_land(
+    releases3: Releases3, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(writer, "tomlkit", _SlowToml())
+    util = releases3.file_at("v1.2", "vllm/util.py")
+    model = releases3.file_at("v1.2", "vllm/model.py")
+    (tmp_path / "one.diff").write_text(
+        _site_diff(util, util.replace("y * 2", "y * 6"), "vllm/util.py")
+    )
+    (tmp_path / "two.diff").write_text(_site_diff(model, model.replace("return 2", "return 7")))
+    with ThreadPoolExecutor(2) as pool:
+        reports = list(pool.map(releases3.import_, [tmp_path / "one.diff", tmp_path / "two.diff"]))
+    assert all(r.patches[0].written for r in reports)
+    assert sorted(p.id for p in load_patchset(releases3.set_dir()).patches) == ["one", "two"]
