@@ -25,7 +25,7 @@ PATH_MAX = 4095
 _KINDS = {32: " ", 45: "-", 43: "+"}
 _Lines = tuple[bytes, ...]
 _CACHE: OrderedDict[tuple[str, str], tuple[FilePatch, ...]] = OrderedDict()
-_CACHE_SIZE = 8
+_CACHE_SIZE = 2048  # a series parses each of its diffs once, however many it holds
 
 
 @dataclass(frozen=True)

@@ -22,24 +22,18 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import requests
 from packaging.version import InvalidVersion, Version
-from pypi_simple import DistributionPackage, NoSuchProjectError, ProjectPage, PyPISimple
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    Progress,
-    TextColumn,
-    TimeRemainingColumn,
-    TransferSpeedColumn,
-)
 
 from patchkit import progress
 from patchkit.cache import cache_dir
 from patchkit.errors import SourceError
+
+if TYPE_CHECKING:  # the index client (and rich's bar) load when the index is asked, not before
+    import requests
+    from pypi_simple import DistributionPackage, ProjectPage
+    from rich.console import Console
 
 log = logging.getLogger("patchkit.upstream.index")
 
@@ -147,6 +141,8 @@ def _release(project: str, pkg: DistributionPackage) -> Release | None:
 
 
 def _console() -> Console:
+    from rich.console import Console
+
     return Console(stderr=True)
 
 
@@ -166,6 +162,8 @@ class PackageIndex:
 
     @functools.cached_property
     def session(self) -> requests.Session:
+        import requests
+
         session = requests.Session()
         if self.config.cert:
             session.verify = self.config.cert
@@ -198,6 +196,9 @@ class PackageIndex:
         )
 
     def _project_page(self, project: str) -> ProjectPage:
+        import requests
+        from pypi_simple import NoSuchProjectError, PyPISimple
+
         with PyPISimple(endpoint=self.url, session=self.session) as client:
             try:
                 return client.get_project_page(project, timeout=TIMEOUT_S)
@@ -228,6 +229,8 @@ class PackageIndex:
         return target
 
     def _stream_to(self, release: Release, path: Path) -> str:
+        import requests
+
         try:
             with self.session.get(release.url, stream=True, timeout=TIMEOUT_S) as resp:
                 resp.raise_for_status()
@@ -246,6 +249,15 @@ def _write_with_progress(chunks: Iterator[bytes], path: Path, label: str, size: 
         with progress.step(f"downloading {label}" + (f" ({size / 1e6:.1f} MB)" if size else "")):
             _copy(chunks, path, digest, lambda n: None)
         return digest.hexdigest()
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
     columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn())
     more = (TransferSpeedColumn(), TimeRemainingColumn())
     with Progress(*columns, *more, console=_console()) as bar:

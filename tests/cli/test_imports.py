@@ -97,3 +97,17 @@ def test_status_imports_no_libcst_index_client_or_rich(warm: tuple[Scenario, Pat
     for args in (("status",), ("status", "--json")):
         modules = _run(s, tmp_path, *args)
         assert _imported(modules, NEVER + NOT_WARM + ("unidiff",)) == [], args
+
+
+def test_port_imports_no_index_client_or_rich(warm: tuple[Scenario, Path]) -> None:
+    s, tmp_path = warm
+    out = tmp_path / "modules.json"
+    patch = s.set_root / "patches" / "p1.patch"
+    argv = ["port", str(patch), "--base", s.base, "--checkout", str(s.root)]
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, str(out), *argv], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(out.read_text())
+    assert data["code"] == 0 and s.read("a.txt") == b"A\n"
+    assert _imported(set(data["modules"]), NEVER) == []
