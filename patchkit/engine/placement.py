@@ -264,7 +264,7 @@ def _decide_by_base(placer: Placer, plan: Plan, before: Plan | None, after: Plan
     if base is not None and plan.base_at is not None and base.tree and placer.target.tree:
         want = base.hunk_scope(plan.hunk, plan.base_at)
         same = [s for s in plan.spots if placer.target.hunk_scope(plan.hunk, s) == want]
-        if want and len(same) > 1:  # look-alike twins of its scope: never a guess
+        if want and len(same) > 1 and placer.target.tree.named(want):  # twins: never a guess
             plan.spots, plan.note = same, f"look-alike twins of {' > '.join(want)}"
             return False
         if _narrow(plan, lambda s: s in same, Rule.SCOPE):

@@ -247,3 +247,34 @@ def test_lines_changed_next_to_an_upstream_edit_are_placed_in_their_scope(
     assert "< (13, 0)" in triton and "< (11, 0)" in unfused and guard in triton
     (mark,) = report.result.placements
     assert mark.rule is Rule.SCOPE_LINES
+
+
+ARCHS = dedent(
+    """
+    # {what} kernels for Blackwell
+    set(SRCS {what}.cu)
+    if(CUDA_VERSION VERSION_GREATER_EQUAL 13.0)
+      set(ARCHS "10.0f")
+    else()
+      set(ARCHS "10.0a")
+    endif()
+    list(APPEND ALL ${{ARCHS}})
+    message(STATUS "archs")
+    add_kernels(${{SRCS}})
+    """
+)
+
+
+def test_cmake_blocks_alike_are_told_apart_by_what_is_around_them(tmp_path: Path) -> None:
+    """Two identical ``if()/else()`` blocks (control blocks have no name, so they are no
+    look-alike twins): the lines around the block at base settle which one."""
+    base = "project(x)\n" + ARCHS.format(what="scaled_mm") + ARCHS.format(what="fp4")
+    first = base.index('"10.0a"')
+    patched = base[:first] + '"10.0a;12.1a"' + base[first + len('"10.0a"') :]
+    upstream = base.replace("project(x)\n", "project(x)\nset(NEW 1)\n\n")
+    report, text = ported(tmp_path, "CMakeLists.txt", base, patched, upstream)
+    assert report.outcome is Outcome.CARRIED, report.result.details
+    assert text == patched.replace("project(x)\n", "project(x)\nset(NEW 1)\n\n")
+    (mark,) = report.result.placements
+    assert mark.rule is Rule.SURROUNDINGS
+    assert mark.scope == ("if(CUDA_VERSION VERSION_GREATER_EQUAL 13.0)", "else()")

@@ -18,6 +18,16 @@ from patchkit.engine.structure.languages import grammar, language_of
 from patchkit.engine.structure.names import cmake_branches, first_row, last_row, scope_name
 
 ScopePath = tuple[str, ...]
+_BLOCKS = {
+    "preproc_if",
+    "preproc_ifdef",
+    "preproc_elif",
+    "preproc_else",
+    "if_condition",
+    "foreach_loop",
+    "while_loop",
+    "block_def",
+}
 
 
 @dataclass(frozen=True)
@@ -25,6 +35,10 @@ class Scope:
     path: ScopePath
     start: int  # 0-based index of its first line
     end: int  # 0-based index of its last line, inclusive
+    # A definition (function, class, struct, macro) has an identity: two with one path are
+    # look-alike twins. A control block (#if, CMake if/foreach) does not: blocks with the
+    # same condition are told apart by what is around them.
+    named: bool = True
 
     def holds(self, line: int) -> bool:
         return self.start <= line <= self.end
@@ -60,6 +74,11 @@ class ScopeTree:
         scope = self.scope_at(line)
         return scope.path if scope else ()
 
+    def named(self, path: ScopePath) -> bool:
+        """Whether the scopes with this path are definitions (not control blocks)."""
+        found = self.find(path)
+        return bool(found) and found[0].named
+
     def find(self, path: ScopePath) -> list[Scope]:
         """Every scope with exactly this path (more than one: look-alike twins or overloads)."""
         return [s for s in self.scopes if s.path == path]
@@ -77,10 +96,10 @@ def _collect(language: str, root: tree_sitter.Node, query: tree_sitter.Query) ->
         if name is None:
             continue
         path = (stack[-1][2] if stack else ()) + (name,)
-        scopes.append(Scope(path, first_row(node), last_row(node)))
+        scopes.append(Scope(path, first_row(node), last_row(node), node.type not in _BLOCKS))
         stack.append((node.start_byte, node.end_byte, path))
         if node.type == "if_condition":
-            scopes.extend(Scope((*path, n), a, b) for n, a, b in cmake_branches(node))
+            scopes.extend(Scope((*path, n), a, b, False) for n, a, b in cmake_branches(node))
     return scopes
 
 
