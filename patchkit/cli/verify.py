@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from patchkit.ops.verify import raise_for, verify_target
+from patchkit.verification.bench_text import value_text
 from patchkit.verification.env import (
     DEFAULT_TIMEOUT_S,
 )
@@ -126,17 +127,6 @@ def render(report: VerifyReport, *, as_json: bool = False, python: str | None = 
         console.print(f"recorded in {path}")
 
 
-def _value(value: float | None, metric: str) -> str:
-    if value is None:
-        return "-"
-    if metric == "time":
-        return f"{value:.4g} ms"
-    for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if value >= scale:
-            return f"{value / scale:.4g} {prefix}{metric}"
-    return f"{value:.4g} {metric}"
-
-
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:.1f}%"
 
@@ -173,8 +163,8 @@ def bench_table(rows: list[tuple[str, BenchRecord]]) -> Table:
             patch,
             f"{b.bench}: {b.case}",
             b.compared_with if b.status == "compared" else b.status,
-            _value(b.before, b.metric),
-            _value(b.after, b.metric),
+            value_text(b.before, b.metric),
+            value_text(b.after, b.metric),
             ratio,
             spread if b.status == "compared" else "-",
             _cold(b),

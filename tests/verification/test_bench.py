@@ -413,3 +413,47 @@ def test_summary_marks_slower_and_names_the_worst_case() -> None:
         "2 cases on NVIDIA H100 80GB HBM3 (sm_90) 2026-11-23"
     )
     assert not bench_summary(_record(rows[:1])).slower
+
+
+def test_markdown_table_names_the_device_and_what_was_compared() -> None:
+    from patchkit.verification.bench_text import markdown_table, value_text
+    from patchkit.verification.records import BenchRecord
+
+    rows = (
+        BenchRecord(
+            "decode",
+            "b64",
+            "tokens/s",
+            "compared",
+            "unpatched, fallback: tensor cores",
+            before=1_332_000.0,
+            after=662_600.0,
+            ratio=0.4975,
+            ratio_spread=0.003,
+            before_cold_s=22.8,
+            after_cold_s=11.2,
+            slower=True,
+            timing="graph",
+        ),
+        BenchRecord(
+            "moe",
+            "sm121",
+            "tokens/s",
+            "not compared",
+            after_cold_s=0.05,
+            reason="unpatched: falls back to Marlin | vllm._C",
+        ),
+    )
+    text = markdown_table(_record(rows))
+    assert "Measured on NVIDIA H100 80GB HBM3 (sm_90) (torch 2.11.0), 2026-11-23" in text
+    assert (
+        "| decode: b64 | unpatched, fallback: tensor cores | 1.332 Mtokens/s | 662.6 ktokens/s "
+        "| x0.50 **slower** | 0.3% | 22.8 s / 11.2 s | graph |"
+    ) in text
+    assert (
+        "| moe: sm121 | not compared | - | - | - | - | - / 0.1 s | unpatched: falls back to Marlin \\| vllm._C |"
+        in text
+    )
+    assert (
+        value_text(0.01234, "time") == "0.01234 ms" and value_text(12.0, "bytes/s") == "12 bytes/s"
+    )
