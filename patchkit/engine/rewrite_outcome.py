@@ -17,7 +17,15 @@ from dataclasses import dataclass
 from patchkit.engine import rewrite_cache
 from patchkit.engine.rewrite_report import AnchorReport, FileRun, combine_outcomes, judge_anchor
 from patchkit.engine.rewrite_select import Lister, Selector, candidates, searched
-from patchkit.model import ConflictDetail, FileChange, Outcome, PatchResult, Step
+from patchkit.model import (
+    ConflictDetail,
+    FileChange,
+    Outcome,
+    PatchResult,
+    Placement,
+    Rule,
+    Step,
+)
 
 Reader = Callable[[str], bytes | None]
 
@@ -75,7 +83,25 @@ def patch_result(patch_id: str, run: RewriteRun) -> PatchResult:
     step = Step.PROBE if run.outcome is Outcome.UPSTREAMED else Step.REWRITE
     lines, details = _explain(run)
     message = "\n".join(f"{patch_id}: {line}" for line in lines)
-    return PatchResult(patch_id, run.outcome, step, run.changes, message, tuple(details))
+    return PatchResult(
+        patch_id, run.outcome, step, run.changes, message, tuple(details),
+        placements=placements(run),
+    )  # fmt: skip
+
+
+def placements(run: RewriteRun) -> tuple[Placement, ...]:
+    """Every edit site as ``--explain`` shows a hunk: file, scope, and the home it moved from."""
+    return tuple(
+        Placement(
+            site.path,
+            f"{a.anchor} ({a.rewrite})",
+            Rule.UPSTREAM if site.present else Rule.ANCHOR,
+            scope=tuple(site.qualname.split(".")),
+            moved_from=a.home if a.home and site.path != a.home else None,
+        )
+        for a in run.anchors
+        for site in a.sites
+    )
 
 
 def _explain(run: RewriteRun) -> tuple[list[str], list[ConflictDetail]]:

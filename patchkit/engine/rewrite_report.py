@@ -60,6 +60,7 @@ class AnchorReport:
     code: str = ""  # the anchor's current source, for conflict reports (only when not ok)
     sites: tuple[Site, ...] = ()
     path: str = ""  # the file the anchor was judged in: its sites', or the home
+    home: str = ""  # the file the rewrite was made on
 
 
 def judge_anchor(
@@ -82,7 +83,7 @@ def judge_anchor(
     path = paths[0] if paths else home
     return AnchorReport(
         rewrite, spec.pattern, spec.expected, defined, changed, present, outcome, message, code,
-        sites, path,
+        sites, path, home,
     )  # fmt: skip
 
 

@@ -9,9 +9,10 @@ import pytest
 
 import patchkit.engine.rewrite
 from patchkit.engine.rewrite import run_rewrite_patch, run_rewrites
+from patchkit.engine.rewrite_outcome import placements
 from patchkit.engine.rewrite_select import Selector, candidates, from_counts
 from patchkit.engine.series import Blobs
-from patchkit.model import Outcome
+from patchkit.model import Outcome, Rule
 from patchkit.ops.apply import apply
 from patchkit.ops.context import load_project
 from patchkit.workspace.tree import checkout_tree
@@ -172,6 +173,10 @@ def test_a_check_folded_into_a_helper_is_found_in_the_helper(tmp_path: Path) -> 
     (change,) = result.changes
     assert change.content == FOLDED.replace("(11, 0)", "(13, 0)").encode()
     assert "at pkg/experts.py: _supported" in result.message
+    (mark,) = result.placements  # what --explain shows
+    assert (mark.path, mark.scope, mark.rule, mark.moved_from) == (
+        "pkg/experts.py", ("_supported",), Rule.ANCHOR, None,
+    )  # fmt: skip
 
 
 def test_anchored_by_name_the_folded_check_is_a_conflict(tmp_path: Path) -> None:
@@ -193,6 +198,10 @@ def test_the_helper_moved_to_another_module_and_relaxed_upstream(tmp_path: Path)
     assert run.outcome is Outcome.UPSTREAMED
     assert [str(s) for s in run.anchors[0].sites] == ["pkg/util/caps.py: _supported"]
     assert "moved from pkg/experts.py" in run.anchors[0].message
+    (mark,) = placements(run)
+    assert (mark.path, mark.rule, mark.moved_from) == (
+        "pkg/util/caps.py", Rule.UPSTREAM, "pkg/experts.py",
+    )  # fmt: skip
     assert [f.path for f in run.files] == ["pkg/util/caps.py"]  # the rest fail the prefilter
 
 
