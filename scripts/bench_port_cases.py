@@ -172,7 +172,12 @@ def _disk_blob(path: Path) -> str | None:
 
 
 def _process(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[bool, str]:
-    done = subprocess.run(args, cwd=cwd, capture_output=True, env=_env() | (env or {}), check=False)
+    try:
+        done = subprocess.run(
+            args, cwd=cwd, capture_output=True, env=_env() | (env or {}), check=False
+        )
+    except FileNotFoundError:
+        return False, f"{args[0]} is not installed"
     lines = (done.stderr or done.stdout).decode(errors="replace").strip().splitlines()
     return done.returncode == 0, (lines[0] if lines else "")[:200]
 
