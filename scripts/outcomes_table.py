@@ -25,6 +25,7 @@ from pathlib import Path
 from patchkit.engine.bisect import History, Point, list_at, open_history, read_at
 from patchkit.engine.rewrite import RewriteRun, run_rewrites
 from patchkit.engine.series import Blobs, Overlay, run_patch, touched_paths
+from patchkit.errors import PatchkitError
 from patchkit.model import Outcome, PatchKind, PatchMeta, UpstreamStatus
 from patchkit.ops.context import load_project
 
@@ -67,8 +68,8 @@ def evaluate(
 def _touched(meta: PatchMeta) -> list[str]:
     try:
         return touched_paths(meta)
-    except Exception:
-        return []
+    except PatchkitError:
+        return []  # a broken patch: run_patch reports it as failed
 
 
 def _sites(run: RewriteRun) -> tuple[str, ...]:
