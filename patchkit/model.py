@@ -63,6 +63,7 @@ class TestSpec:
     node: str  # pytest node id, relative to the set directory or to the tree root
     gpu: bool = False
     min_capability: tuple[int, int] | None = None
+    gpu_kinds: tuple[str, ...] = ()  # Ray accelerator types to prove it on ("H100", "H200")
 
 
 class BenchMetric(str, enum.Enum):

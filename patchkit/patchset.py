@@ -72,6 +72,12 @@ def _capability(text: Any, path: Path, index: int) -> tuple[int, int] | None:
     return int(match.group(1)), int(match.group(2))
 
 
+def _kinds(value: Any, path: Path, index: int) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ConfigError(f'{path}: tests[{index}].gpu_kinds must be a list like ["H100", "H200"]')
+    return tuple(value)
+
+
 def _tests(raw: dict[str, Any], path: Path) -> tuple[TestSpec, ...]:
     tests = []
     for i, item in enumerate(raw.get("tests", [])):
@@ -86,6 +92,7 @@ def _tests(raw: dict[str, Any], path: Path) -> tuple[TestSpec, ...]:
                 node=_str(item, "node", path),
                 gpu=bool(item.get("gpu", False)),
                 min_capability=_capability(item.get("min_capability"), path, i),
+                gpu_kinds=_kinds(item.get("gpu_kinds", []), path, i),
             )
         )
     return tuple(tests)

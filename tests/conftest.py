@@ -81,3 +81,27 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "real_cache" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.upstream)
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A local Ray cluster for this test session (tests marked ``ray``): 2 CPUs, 2 logical GPUs
+    and two fake GPU kinds, H100 and B200. Workers get this checkout's patchkit and a cache of
+    their own (this checkout first on their path: quicker than shipping it as ``py_modules``, as
+    ``cluster.connect`` does for a real cluster). Yields the address to pass as ``--ray``. Ray
+    must be installed (CI installs it)."""
+    import ray
+
+    cache = tmp_path_factory.mktemp("ray-cache")
+    ray.init(
+        num_cpus=2,
+        num_gpus=2,
+        resources={"accelerator_type:H100": 1, "accelerator_type:B200": 1},
+        runtime_env={"env_vars": {"PATCHKIT_CACHE": str(cache), "PYTHONPATH": str(PROJECT_ROOT)}},
+        include_dashboard=False,
+        log_to_driver=False,
+    )
+    try:
+        yield "auto"
+    finally:
+        ray.shutdown()

@@ -18,6 +18,8 @@ from patchkit.verification.run import Result, VerifyReport
 if TYPE_CHECKING:
     from rich.table import Table
 
+    from patchkit.ops.context import Project
+
 
 def add_verify_args(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
@@ -53,14 +55,28 @@ def add_verify_args(parser: argparse.ArgumentParser) -> None:
         help="the unpatched tree for --bench (default: a "
         "temporary git worktree of the checkout at its commit)",
     )
+    add("--ray", metavar="ADDRESS", help="run each patch's tests as Ray tasks on that cluster")
+    add(
+        "--gpu-kinds",
+        type=lambda text: [k.strip() for k in text.split(",") if k.strip()],
+        default=[],
+        metavar="H100,H200",
+        help="with --ray: prove GPU tests on each of these accelerator types "
+        "(default: the tests' gpu_kinds)",
+    )
 
 
 def verify_cmd(args: argparse.Namespace) -> int:
     from patchkit.cli.args import where_of
+    from patchkit.cluster import address_from
     from patchkit.ops.context import load_project
 
+    project = load_project(args.project, args.sets)
+    address = address_from(args.ray)
+    if address:
+        return _verify_on_ray(args, project, address)
     report = verify_target(
-        project=load_project(args.project, args.sets),
+        project=project,
         target=args.target,
         where=where_of(args),
         include=args.include,
@@ -172,3 +188,45 @@ def bench_table(rows: list[tuple[str, BenchRecord]]) -> Table:
             b.reason,
         )
     return table
+
+
+def _verify_on_ray(args: argparse.Namespace, project: Project, address: str) -> int:
+    from rich.table import Table
+
+    from patchkit.cli.render import console, print_json
+    from patchkit.errors import VerificationFailed
+    from patchkit.ops.verify_ray import verify_on_ray
+
+    report = verify_on_ray(
+        project=project,
+        target=args.target,
+        address=address,
+        include=tuple(args.include),
+        only=tuple(args.only),
+        gpu_kinds=args.gpu_kinds,
+        timeout_s=args.timeout,
+        record=not args.no_record,
+        tracked=args.record,
+    )
+    if args.json:
+        print_json({"patches": [r.to_json() for r in report.records]})
+    else:
+        table = Table(title=f"verify on Ray at {address}", title_justify="left")
+        for column in ("patch", "where", "result", "why"):
+            table.add_column(column)
+        for rec in report.records:
+            style = _STYLE[Result(rec.result)]
+            where = rec.environment.describe()
+            table.add_row(rec.patch, where, f"[{style}]{rec.result}[/]", rec.reason)
+        console.print(table)
+        for path in report.written:
+            console.print(f"recorded in {path}")
+    bad = [r for r in report.records if r.result == "failed"]
+    not_run = [r for r in report.records if r.result == "not run"]
+    if bad or (args.strict and not_run):
+        raise VerificationFailed(
+            "verification on Ray: "
+            + "; ".join(f"{r.patch} {r.result} ({r.reason})" for r in bad + not_run),
+            hint="see the table above: each record names the GPU kind it ran on",
+        )
+    return 0

@@ -1,0 +1,237 @@
+"""``patchkit verify --ray``: each patch's tests as Ray tasks on a cluster, one per GPU kind.
+
+A task asks for what its tests need: one CPU; for a patch with GPU tests also ``num_gpus=1``
+and the node's accelerator type (``accelerator_type:H100``) for each kind named by
+``--gpu-kinds`` or the tests' ``gpu_kinds``. A kind no live node offers is never submitted (it
+would wait forever): its record says ``not run: no node with H100 in the cluster``. On the
+worker, patchkit writes the project (lock and sets, sent as bytes) to a temporary directory,
+makes a fresh tree at the lock from its own cache (fetching the release there once), applies
+the series, runs that patch's tests exactly as a local ``verify`` does and sends back the
+records. A task whose worker dies is run once more, then reported ``not run`` with the reason.
+The driver keeps the records as a local run would (in the cache; ``--record``: the set's
+``verification.json``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from patchkit.cluster import KIND_PREFIX, RETRIES, Died, connect, gather, kinds_in_cluster
+from patchkit.errors import SourceError
+from patchkit.gitrepo import GitRepo, is_repo
+from patchkit.model import LockEntry, PatchMeta, SourceKind
+from patchkit.ops.apply import apply
+from patchkit.ops.context import Project, blobs_for, load_project
+from patchkit.ops.verify import verify
+from patchkit.patchset import patch_digest
+from patchkit.upstream.sources import UpstreamRepo, fetch
+from patchkit.verification.env import DEFAULT_TIMEOUT_S, Environment, LocalRunner
+from patchkit.verification.records import Record, TestRecord, add_records, set_root_of
+from patchkit.verification.run import _utcnow
+from patchkit.workspace.tree import Tree, checkout_tree
+from patchkit.workspace.treecheck import tree_commit
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The project a worker needs, as bytes: ``upstream.lock`` and the sets' files."""
+
+    files: tuple[tuple[str, bytes], ...]
+
+    @classmethod
+    def of(cls, project: Project) -> Snapshot:
+        found = [("upstream.lock", project.lock.path.read_bytes())]
+        for patch_set in project.sets:
+            for file in sorted(patch_set.root.rglob("*")):
+                if file.is_file() and "__pycache__" not in file.parts:
+                    rel = file.relative_to(project.root).as_posix()
+                    found.append((rel, file.read_bytes()))
+        return cls(tuple(found))
+
+    def write(self, root: Path) -> Path:
+        for rel, content in self.files:
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_bytes(content)
+        return root
+
+
+@dataclass(frozen=True)
+class VerifyTask:
+    snapshot: Snapshot
+    sets: tuple[str, ...]
+    target: str
+    include: tuple[str, ...]  # opt-in patches applied with the series
+    patch_id: str
+    kind: str | None  # the GPU kind asked for; None: any node
+    timeout_s: float = DEFAULT_TIMEOUT_S
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    records: tuple[dict[str, Any], ...]  # Record.to_json(), as a local run writes them
+    node: str = ""  # the Ray node it ran on
+    resources: dict[str, float] = field(default_factory=dict)  # what Ray assigned it
+
+
+@dataclass(frozen=True)
+class RayVerifyReport:
+    records: tuple[Record, ...]
+    placed: tuple[tuple[str, str | None, TaskResult | None], ...]  # (patch, kind, result)
+    written: tuple[Path, ...] = ()
+
+
+# -- on the worker ----------------------------------------------------------------------------
+def run_task(task: VerifyTask) -> TaskResult:
+    """Prepare the patched tree from this node's cache and run one patch's tests there."""
+    with tempfile.TemporaryDirectory(prefix="patchkit-verify-") as tmp:
+        root = task.snapshot.write(Path(tmp) / "project")
+        project = load_project(root, list(task.sets) or None)
+        entry = project.entry(task.target)
+        patches = project.patches(task.target, include=task.include)
+        with _fresh_tree(entry, Path(tmp) / "tree") as tree:
+            blobs = blobs_for(entry, tree)
+            try:
+                apply(tree=tree, entry=entry, patches=patches, blobs=blobs)
+            finally:
+                blobs.close()
+            meta = next(p for p in patches if p.id == task.patch_id)
+            report = verify(
+                tree_root=tree.root,
+                patches=[meta],
+                lock=project.lock,
+                runner=LocalRunner(),
+                tree_commit=tree_commit(tree),
+                record=False,
+                timeout_s=task.timeout_s,
+            )
+    return TaskResult(tuple(r.to_json() for r in report.records), *_placement())
+
+
+def _placement() -> tuple[str, dict[str, float]]:
+    try:
+        import ray
+
+        context = ray.get_runtime_context()
+        return context.get_node_id(), dict(context.get_assigned_resources())
+    except Exception:  # not in a Ray worker (a test calling run_task directly)
+        return "", {}
+
+
+@contextlib.contextmanager
+def _fresh_tree(entry: LockEntry, path: Path) -> Iterator[Tree]:
+    """A throwaway worktree at the lock: from this node's cache, or from the path source's own
+    repository; removed afterwards."""
+    if entry.source.kind is not SourceKind.PATH:
+        fetch(entry, into=path)
+        try:
+            yield checkout_tree(path, entry.name)
+        finally:
+            with UpstreamRepo(entry.name) as repo:
+                repo.remove_tree(path)
+        return
+    source = Path(entry.source.path or "")
+    if not is_repo(source):
+        raise SourceError(f"{entry.name}: the source path {source} is not a git repository")
+    with GitRepo(source) as repo:
+        repo.add_worktree(path, entry.commit)
+        try:
+            yield checkout_tree(path, entry.name)
+        finally:
+            repo.remove_worktree(path)
+
+
+# -- on the driver ----------------------------------------------------------------------------
+Task = Callable[[VerifyTask], TaskResult]
+
+
+def verify_on_ray(
+    *,
+    project: Project,
+    target: str,
+    address: str,
+    include: tuple[str, ...] = (),
+    only: tuple[str, ...] = (),
+    gpu_kinds: Sequence[str] = (),
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    record: bool = True,
+    tracked: bool = False,
+    task: Task = run_task,
+) -> RayVerifyReport:
+    """Each selected patch's tests as Ray tasks (per GPU kind); the records, written like a
+    local run's unless ``record`` is false."""
+    ray = connect(address)
+    patches = project.patches(target, include=include, only=only)
+    snapshot = Snapshot.of(project)
+    sets = tuple(s.name for s in project.sets)
+    have = kinds_in_cluster(ray)
+    plans = [(m, k) for m in patches for k in kinds_for(m, gpu_kinds)]
+    runnable = [(m, k) for m, k in plans if k is None or k in have]
+    remote = ray.remote(max_retries=RETRIES)(task)
+    refs = [
+        remote.options(**resources_for(m, k)).remote(
+            VerifyTask(snapshot, sets, target, include, m.id, k, timeout_s)
+        )
+        for m, k in runnable
+    ]
+    done = dict(zip([(m.id, k) for m, k in runnable], gather(ray, refs), strict=True))
+    records: list[Record] = []
+    placed: list[tuple[str, str | None, TaskResult | None]] = []
+    for meta, kind in plans:
+        result = done.get((meta.id, kind))
+        if isinstance(result, TaskResult):
+            records += [Record.from_json(r) for r in result.records]
+            placed.append((meta.id, kind, result))
+        else:
+            why = _why_not(kind, result, address)
+            records.append(not_run(meta, project.entry(target), kind, why))
+            placed.append((meta.id, kind, None))
+    written = _write(patches, records, tracked) if record else ()
+    return RayVerifyReport(tuple(records), tuple(placed), written)
+
+
+def kinds_for(meta: PatchMeta, asked: Sequence[str]) -> list[str | None]:
+    """The GPU kinds a patch is proven on: ``--gpu-kinds``, else its tests' ``gpu_kinds``; a
+    patch without GPU tests runs once, anywhere (None)."""
+    if not any(t.gpu for t in meta.tests):
+        return [None]
+    kinds = list(asked) or list(dict.fromkeys(k for t in meta.tests for k in t.gpu_kinds))
+    return list(kinds) or [None]
+
+
+def resources_for(meta: PatchMeta, kind: str | None) -> dict[str, Any]:
+    gpu = any(t.gpu for t in meta.tests)
+    options: dict[str, Any] = {"num_cpus": 1, "num_gpus": 1 if gpu else 0}
+    if kind is not None:
+        options["resources"] = {f"{KIND_PREFIX}{kind}": 0.001}
+    return options
+
+
+def _why_not(kind: str | None, result: object, address: str) -> str:
+    if isinstance(result, Died):
+        return f"the Ray task failed after {RETRIES} retry: {result.reason}"
+    return f"no node with {kind} in the cluster ({address})"
+
+
+def not_run(meta: PatchMeta, entry: LockEntry, kind: str | None, why: str) -> Record:
+    env = Environment(python="", platform="ray cluster", gpu=kind)
+    tests = tuple(TestRecord(t.node, t.where, "not run", why) for t in meta.tests)
+    when = _utcnow().strftime("%Y-%m-%dT%H:%M:%SZ")
+    return Record(
+        meta.id, patch_digest(meta), meta.target, entry.commit, entry.version, None,
+        "not run", why, tests, env, when, 0.0,
+    )  # fmt: skip
+
+
+def _write(
+    patches: Sequence[PatchMeta], records: Sequence[Record], tracked: bool
+) -> tuple[Path, ...]:
+    roots = {m.id: set_root_of(m) for m in patches}
+    by_set: dict[Path, list[Record]] = {}
+    for rec in records:
+        by_set.setdefault(roots[rec.patch], []).append(rec)
+    return tuple(add_records(root, recs, tracked=tracked) for root, recs in by_set.items())
