@@ -113,13 +113,13 @@ def run_task(task: VerifyTask) -> TaskResult:
 
 
 def _placement() -> tuple[str, dict[str, float]]:
-    try:
-        import ray
+    import sys
 
-        context = ray.get_runtime_context()
-        return context.get_node_id(), dict(context.get_assigned_resources())
-    except Exception:  # not in a Ray worker (a test calling run_task directly)
+    ray = sys.modules.get("ray")  # never imported (nor a Ray started) outside a Ray worker
+    if ray is None or not ray.is_initialized():
         return "", {}
+    context = ray.get_runtime_context()
+    return context.get_node_id(), dict(context.get_assigned_resources())
 
 
 @contextlib.contextmanager
