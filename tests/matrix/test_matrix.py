@@ -72,8 +72,8 @@ def test_nothing_checked_out_and_nothing_left_but_the_store(rel: Releases) -> No
     rel.matrix(releases="v1.0..v1.4")
     assert run_git(rel.upstream.path, "worktree", "list") == before
     assert run_git(rel.upstream.path, "status", "--porcelain") == b""
-    left = sorted(p.relative_to(cache_root()).as_posix() for p in cache_root().rglob("*"))
-    assert left == ["matrix", "matrix/cells.sqlite"]
+    files = [p for p in cache_root().rglob("*") if p.is_file()]
+    assert [p.relative_to(cache_root()).as_posix() for p in files] == ["matrix/cells.sqlite"]
 
 
 def test_a_process_pool_gives_the_same_cells(rel: Releases) -> None:
