@@ -104,7 +104,7 @@ def _callable(raw: Any, path: Path, where: str) -> str:
     file = PurePosixPath(match.group("file"))
     if file.is_absolute() or ".." in file.parts:
         raise ConfigError(f"{path}: {where}.callable must be a file inside the set directory")
-    return raw
+    return str(raw)
 
 
 def _number(raw: dict[str, Any], key: str, default: float, path: Path, where: str) -> float:

@@ -231,7 +231,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def _resolve(spec: str) -> Callable[..., Any]:
     module, function = spec.split(":")
-    return getattr(importlib.import_module(module), function)
+    found: Callable[..., Any] = getattr(importlib.import_module(module), function)
+    return found
 
 
 def _crash_log() -> Path:
@@ -254,7 +255,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     progress.configure(quiet=args.quiet)
     try:
-        return _resolve(args.handler)(args)
+        code: int = _resolve(args.handler)(args)
+        return code
     except PatchkitError as exc:
         err_console.print(f"[red]error:[/] {exc.message}", markup=True, soft_wrap=True)
         if exc.hint:

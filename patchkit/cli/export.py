@@ -9,9 +9,10 @@ from pathlib import Path
 
 from patchkit.errors import ConfigError
 from patchkit.export.prtext import Identity
+from patchkit.export.results import ExportReport
 from patchkit.gitrepo import GitRepo
 from patchkit.ops.context import Project
-from patchkit.ops.export_pr import ExportReport, export_pr
+from patchkit.ops.export_pr import export_pr
 
 
 def add_export_args(parser: argparse.ArgumentParser) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from rich.table import Table
 
@@ -66,7 +67,7 @@ def import_cmd(args: argparse.Namespace) -> int:
     return _exit(report)
 
 
-def _json(report: ImportReport) -> dict:
+def _json(report: ImportReport) -> dict[str, Any]:
     return {
         "target": report.target,
         "lock": report.lock,

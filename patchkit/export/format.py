@@ -123,9 +123,16 @@ def format_deltas(
 ) -> tuple[list[FileDelta], tuple[str, ...]]:
     """The target's formatters, configured at the base, on the exported files; notes say what
     they did or why they did not run."""
+
+    def ruff() -> tuple[_Formatter | None, str]:
+        return _ruff(tree_root)
+
+    def clang_format() -> tuple[_Formatter | None, str]:
+        return _clang_format(read_base)
+
     makers = (
-        ("ruff", PY_SUFFIXES, "Python", lambda: _ruff(tree_root)),
-        ("clang-format", CPP_SUFFIXES, "C++/CUDA", lambda: _clang_format(read_base)),
+        ("ruff", PY_SUFFIXES, "Python", ruff),
+        ("clang-format", CPP_SUFFIXES, "C++/CUDA", clang_format),
     )
     notes: list[str] = []
     for name, suffixes, kind, make in makers:

@@ -52,7 +52,8 @@ def _definitions(tree: ast.Module) -> list[tuple[str, ast.AST]]:
 
 def _start(node: ast.AST) -> int:
     decorators = getattr(node, "decorator_list", [])
-    return min([node.lineno, *(d.lineno for d in decorators)])  # type: ignore[attr-defined]
+    first: int = min([node.lineno, *(d.lineno for d in decorators)])  # type: ignore[attr-defined]
+    return first
 
 
 def _dedent(text: str, col: int, at_line_start: bool) -> str | None:

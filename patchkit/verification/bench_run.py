@@ -80,7 +80,8 @@ class WorkerSide:
             return {"ok": False, "error": f"the worker did not answer in {timeout:.0f} s"}
         if line is None:
             return {"ok": False, "error": f"the worker exited: {self._tail()}"}
-        return json.loads(line)
+        answer: dict[str, Any] = json.loads(line)
+        return answer
 
     def request(self, req: dict[str, Any], timeout: float) -> dict[str, Any]:
         if not self.ready.get("ok") or self.proc.poll() is not None:

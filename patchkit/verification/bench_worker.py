@@ -126,7 +126,8 @@ def _load(file: str, function: str) -> Callable[[dict[str, Any]], Any]:
         raise ImportError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return getattr(module, function)
+    found: Callable[[dict[str, Any]], Any] = getattr(module, function)
+    return found
 
 
 class Worker:

@@ -386,10 +386,8 @@ EXPECTED_LINES = {
 @pytest.fixture(scope="module")
 def vllm_0_19_0() -> Iterator[Callable[[str], bytes | None]]:
     """Files of vLLM 0.19.0 as released: read from the release commit, not a shared worktree."""
-    try:
-        from patchkit.upstream.sources import UpstreamRepo, fetch
-    except ImportError as exc:  # pragma: no cover - until patchkit.upstream.sources lands
-        pytest.skip(f"patchkit.upstream.sources is not importable yet: {exc}")
+    from patchkit.upstream.sources import UpstreamRepo, fetch
+
     entry = LockEntry(
         "vllm",
         "https://github.com/vllm-project/vllm",
