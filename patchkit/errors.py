@@ -45,6 +45,12 @@ class TreeError(PatchkitError):
     exit_code = 4
 
 
+class TreeBusy(PatchkitError):
+    """Another patchkit process is changing the same tree; nothing was done."""
+
+    exit_code = 9
+
+
 class UnsafePathError(PatchkitError):
     """A patch names a path outside the tree (``..``, absolute, through a symlink)."""
 
@@ -86,6 +92,7 @@ EXIT_CODES = {
     6: "a patch failed to apply, or is not a valid patch (nothing written)",
     7: "verification failed",
     8: "rebase stopped for a person (conflict report written)",
+    9: "busy: another patchkit command is changing the same tree (nothing was done; retry)",
     70: "internal error (a bug in patchkit: please report it with the crash log)",
     130: "interrupted",
 }

@@ -245,11 +245,21 @@ def _crash_log() -> Path:
     return path
 
 
+def _lenient_output() -> None:
+    """Paths from a diff may hold bytes that are no UTF-8 (kept as surrogates): print them
+    escaped rather than fail on them."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     names = {command.name for command in COMMANDS}
     chosen = next((word for word in argv if word in names), "")
     args = build_parser(only=chosen or None).parse_args(argv)
+    _lenient_output()
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING, format="patchkit: %(message)s"
     )

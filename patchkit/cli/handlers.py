@@ -21,6 +21,7 @@ from patchkit.model import LockEntry, PatchMeta, PatchResult
 from patchkit.ops.context import Project, load_project, open_tree
 from patchkit.ops.status import status, status_target
 from patchkit.workspace.tree import Tree
+from patchkit.workspace.txn import Recovery
 
 
 def tree_of(entry: LockEntry, args: argparse.Namespace) -> Tree:
@@ -64,10 +65,12 @@ def apply_cmd(args: argparse.Namespace) -> int:
     for item in done.skipped:
         console.print(f"[yellow]not applicable to an installed {args.target}:[/] {item.reason}")
     report, tree = done.report, done.tree
-    if report.recovered:
-        console.print(f"restored {len(report.recovered)} file(s) left by an interrupted run")
+    _say_recovered(args, report.recovered)
     if args.json:
-        data = results_json(args.target, report.commit, report.results) | {"noop": report.noop}
+        data = results_json(args.target, report.commit, report.results) | {
+            "noop": report.noop,
+            "recovered": _recovered_json(report.recovered),
+        }
         print_json(data | explained_json(args, report.results))
     elif report.noop:
         console.print(f"{args.target}: already applied to {tree.root}; nothing to do")
@@ -85,6 +88,24 @@ def apply_cmd(args: argparse.Namespace) -> int:
             )
         )
     return 0
+
+
+def _say_recovered(args: argparse.Namespace, recovered: Recovery | None) -> None:
+    """What rolling back an interrupted write did: on stderr, so ``--json`` stays JSON."""
+    if recovered is not None and not args.json:
+        for line in recovered.lines():
+            err_console.print(f"[yellow]note:[/] {line}", soft_wrap=True)
+
+
+def _recovered_json(recovered: Recovery | None) -> dict[str, object] | None:
+    if recovered is None:
+        return None
+    return {
+        "command": recovered.command,
+        "restored": list(recovered.restored),
+        "kept": list(recovered.kept),
+        "modes_kept": list(recovered.modes_kept),
+    }
 
 
 def _verify_after_apply(
@@ -121,6 +142,8 @@ def status_cmd(args: argparse.Namespace) -> int:
         print_json(report.to_json())
     else:
         console.print(status_table(report))
+        if report.pending:
+            console.print(f"[yellow]pending:[/] {report.pending}", soft_wrap=True)
     return 0
 
 
@@ -130,16 +153,21 @@ def reset_cmd(args: argparse.Namespace) -> int:
     tree, report = reset_target(
         project=_project(args), target=args.target, where=where_of(args), force=args.force
     )
+    _say_recovered(args, report.recovered)
     if args.json:
         print_json(
             {
                 "target": args.target,
                 "restored": list(report.restored),
                 "saved_aside": str(report.saved_aside) if report.saved_aside else None,
+                "modes_kept": list(report.modes_kept),
+                "recovered": _recovered_json(report.recovered),
             }
         )
         return 0
     console.print(f"restored {len(report.restored)} file(s) in {tree.root}")
+    if report.modes_kept:
+        console.print(f"kept the mode you gave: {', '.join(report.modes_kept)}")
     if report.saved_aside:
         console.print(f"your edits were saved in {report.saved_aside}")
     return 0

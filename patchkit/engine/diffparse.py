@@ -447,8 +447,34 @@ class _Parser:
             if seq:
                 seq[-1] = seq[-1].rstrip(b"\n")
 
+    def _refuse_empty(self, current: _File) -> None:
+        """A part that changes nothing, or renames from its ``diff --git`` line alone, is a
+        diff cut short: refused, never read as a change."""
+        moved = current.header_old != current.header_new and current.old is None
+        changes = (
+            current.hunks
+            or current.added
+            or current.deleted
+            or current.binary
+            or (current.old_mode and current.new_mode and current.old_mode != current.new_mode)
+            or (current.old is not None and current.old != current.new)
+        )
+        name = current.header_new or current.new or current.old or "a file"
+        if moved and not (current.added or current.deleted):
+            why = "names two paths on its `diff --git` line but has no `rename from/to` lines"
+        elif not changes:
+            why = "changes nothing (no hunk, mode, rename, new or deleted file)"
+        else:
+            return
+        raise MalformedPatch(
+            f"{self.source}: the part for {name} (line {current.line}) {why}: the diff was cut "
+            "or edited by hand",
+            hint="regenerate the diff (git diff --full-index) rather than editing it by hand",
+        )
+
     # -- the finished file -----------------------------------------------------------------
     def _finish(self, current: _File) -> None:
+        self._refuse_empty(current)
         old = current.old if current.old is not None else current.header_old
         new = current.new if current.new is not None else current.header_new
         if current.added:

@@ -17,10 +17,11 @@ from patchkit.patchset import patch_digest
 from patchkit.targets import commits_match, pinned_versions
 from patchkit.upstream.lock import tree_pin_problems
 from patchkit.workspace.installed import prebuilt_kernels
+from patchkit.workspace.locks import writing
 from patchkit.workspace.state import AppliedPatch, FileRecord, State, StateStore
 from patchkit.workspace.tree import Tree, sha256
 from patchkit.workspace.treecheck import changed_files, committed_reader, tree_commit
-from patchkit.workspace.txn import Write, commit, recover
+from patchkit.workspace.txn import Recovery, Write, commit, recover
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class ApplyReport:
     results: tuple[PatchResult, ...]
     written: tuple[str, ...]
     noop: bool = False
-    recovered: tuple[str, ...] = ()
+    recovered: Recovery | None = None  # an interrupted write this run rolled back first
 
 
 class ApplyFailed(PatchFailed):
@@ -101,8 +102,21 @@ def apply(
     allow_other_commit: bool = False,
     explain: bool = False,
 ) -> ApplyReport:
+    with writing(tree, "apply"):
+        return _apply(tree, entry, patches, blobs, allow_dirty, allow_other_commit, explain)
+
+
+def _apply(
+    tree: Tree,
+    entry: LockEntry,
+    patches: Sequence[PatchMeta],
+    blobs: Blobs,
+    allow_dirty: bool,
+    allow_other_commit: bool,
+    explain: bool,
+) -> ApplyReport:
     store = StateStore(tree.state_dir)
-    recovered = tuple(recover(tree, store))
+    recovered = recover(tree, store)
     commit_id = _check_commit(tree, entry, allow_other_commit)
     state = store.load()
     edited = _user_edits(tree, state)
@@ -124,7 +138,7 @@ def apply(
         raise ApplyFailed(f"could not apply {names} to {tree.root}", results)
     new_state = _new_state(tree, store, entry, commit_id, patches, results, overlay, state)
     writes = _writes(tree, overlay, state)
-    commit(tree, store, writes, new_state)
+    commit(tree, store, writes, new_state, command="apply")
     return ApplyReport(
         entry.name, commit_id, tuple(results), tuple(w.path for w in writes), recovered=recovered
     )

@@ -8,13 +8,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from patchkit.cache import cache_root
+from patchkit.gitrepo import is_repo
 from patchkit.model import Lock, LockEntry, PatchMeta, PatchSet, SourceKind
 from patchkit.patchset import load_patchsets, select_patches
 from patchkit.upstream.lock import find_lock, load_lock, target
+from patchkit.workspace.locks import writing
 from patchkit.workspace.tree import Tree, checkout_tree
 
 if TYPE_CHECKING:
     from patchkit.engine.series import Blobs
+    from patchkit.upstream.sources import FetchedTree
 
 
 @dataclass(frozen=True)
@@ -57,9 +60,19 @@ def open_checkout(entry: LockEntry, checkout: Path | None) -> Tree:
         return checkout_tree(checkout, entry.name)
     if entry.source.kind is SourceKind.PATH and entry.source.path:
         return checkout_tree(Path(entry.source.path), entry.name)
-    from patchkit.upstream.sources import fetch
+    return checkout_tree(fetch_shared(entry).path, entry.name)
 
-    return checkout_tree(fetch(entry).path, entry.name)
+
+def fetch_shared(entry: LockEntry) -> FetchedTree:
+    """The cache's shared tree of ``entry`` at the locked commit, made or moved there while
+    no other patchkit process writes it (a ``fetch`` beside an ``apply`` waits its turn)."""
+    from patchkit.upstream.sources import UpstreamRepo, fetch
+
+    shared = UpstreamRepo.shared_path(entry.name)
+    if not is_repo(shared):
+        return fetch(entry)  # nobody can be writing a tree that is not there yet
+    with writing(checkout_tree(shared, entry.name), "fetch"):
+        return fetch(entry)
 
 
 @dataclass(frozen=True)

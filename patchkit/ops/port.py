@@ -19,10 +19,11 @@ from patchkit.errors import PatchFailed, SourceError, TreeError
 from patchkit.gitrepo import GitRepo, blob_id
 from patchkit.model import FileChange, Outcome, PatchKind, PatchMeta, PatchResult
 from patchkit.upstream.sources import resolve_release_ref
+from patchkit.workspace.locks import writing
 from patchkit.workspace.state import StateStore
 from patchkit.workspace.tree import Tree, checkout_tree
 from patchkit.workspace.treecheck import changed_files
-from patchkit.workspace.txn import Write, commit, recover
+from patchkit.workspace.txn import KEEP, Write, commit, recover
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,13 @@ def port(
 ) -> PortReport:
     """Apply ``patch_file`` (made at ``base_commit``) to ``checkout`` in place."""
     tree = checkout_tree(checkout, "port")
+    with writing(tree, "port"):
+        return _port(tree, patch_file, base_commit, allow_dirty, explain)
+
+
+def _port(
+    tree: Tree, patch_file: Path, base_commit: str, allow_dirty: bool, explain: bool
+) -> PortReport:
     store = StateStore(tree.state_dir)
     recover(tree, store)
     meta = _meta(patch_file)
@@ -106,7 +114,7 @@ def port(
         writes = [Write(c.path, c.content, c.mode) for c in _with_renames(result)]
         if outcome is Outcome.PARTLY_UPSTREAMED:
             refreshed = _still_needed(tree, result)
-        commit(tree, store, writes, store.load())
+        commit(tree, store, writes, KEEP, command="port")
         written = tuple(w.path for w in writes)
     return PortReport(patch_file, base, tree.root, outcome, result, written, refreshed)
 

@@ -51,6 +51,7 @@ from patchkit.ops.rebase_conflicts import (
     load_state,
     manual_result,
     meta_text,
+    project_writer,
     publish,
     save_state,
     state_dir,
@@ -109,6 +110,19 @@ def rebase(
 ) -> RebaseReport:
     """Move ``target``'s patches and lock onto ``onto`` (release version, tag, commit);
     ``explain`` names the scope path of every hunk's place."""
+    with project_writer(project.root):
+        return _rebase(project, target, onto, history, allow_pending, sets, explain)
+
+
+def _rebase(
+    project: Project,
+    target: str,
+    onto: str,
+    history: History | None,
+    allow_pending: bool,
+    sets: list[str] | None,
+    explain: bool,
+) -> RebaseReport:
     directory = state_dir(project.root, target)
     if load_state(directory) is not None:
         raise RebaseStopped(
@@ -194,6 +208,11 @@ def continue_rebase(
     *, project_root: Path, target: str, history: History | None = None
 ) -> RebaseReport:
     """Record the fixed patches from the worktree, then finish (or stop again)."""
+    with project_writer(project_root):
+        return _continue(project_root, target, history)
+
+
+def _continue(project_root: Path, target: str, history: History | None) -> RebaseReport:
     directory = state_dir(project_root, target)
     state = _require_state(directory, target)
     project = load_project(project_root, state.sets)
@@ -209,13 +228,14 @@ def continue_rebase(
 def abort_rebase(*, project_root: Path, target: str, history: History | None = None) -> Path:
     """Drop a stopped rebase: its worktree and state. The project was never touched."""
     directory = state_dir(project_root, target)
-    _require_state(directory, target)
-    project = load_project(project_root)
-    hist = history or open_history(project.entry(target))
-    try:
-        drop_state(directory, hist.repo)
-    finally:
-        hist.close()
+    with project_writer(project_root):
+        _require_state(directory, target)
+        project = load_project(project_root)
+        hist = history or open_history(project.entry(target))
+        try:
+            drop_state(directory, hist.repo)
+        finally:
+            hist.close()
     return directory
 
 

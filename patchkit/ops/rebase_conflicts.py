@@ -8,11 +8,12 @@ not touched until the rebase finishes.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-import os
 import re
 import shutil
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,8 +33,12 @@ from patchkit.model import (
     Placement,
     Step,
 )
-from patchkit.upstream.lock import move_lock
+from patchkit.upstream.lock import moved_lock_text
+from patchkit.workspace.locks import writing
+from patchkit.workspace.state import StateStore
 from patchkit.workspace.tree import Tree, write_file
+from patchkit.workspace.txn import KEEP, Write, recover
+from patchkit.workspace.txn import commit as txn_commit
 
 STATE = "state.json"
 REPORT_MD = "conflicts.md"
@@ -279,6 +284,23 @@ def _next_steps(target: str) -> list[str]:
 
 
 # -- finishing: the project files, together ---------------------------------------------------
+def project_tree(root: Path) -> Tree:
+    """The project's files as a tree a rebase writes through the journal (kept in the cache)."""
+    root = root.resolve()
+    digest = hashlib.sha256(str(root).encode()).hexdigest()[:12]
+    return Tree(root, cache_dir("rebase") / f"project-{digest}", "project", kind="project")
+
+
+@contextlib.contextmanager
+def project_writer(root: Path) -> Iterator[None]:
+    """The one rebase of a project at a time; a rebase killed while publishing is rolled back
+    first."""
+    tree = project_tree(root)
+    with writing(tree, "rebase"):
+        recover(tree, StateStore(tree.state_dir))
+        yield
+
+
 def publish(
     files: dict[Path, bytes],
     lock: Path,
@@ -287,29 +309,17 @@ def publish(
     commit: str,
     pins: dict[str, str] | None = None,
 ) -> None:
-    """Write patch files and metadata (temp files + rename), then move the lock; if any step
-    fails, every file is put back as it was."""
-    saved = {p: p.read_bytes() for p in [*files, lock]}
-    try:
-        _replace_all(files)
-        move_lock(lock, target, version=version, commit=commit, pins=pins)
-    except BaseException:
-        _replace_all(saved)
-        raise
+    """Write patch files, metadata and the moved lock together, through the journal: all of
+    them or (after a failure, or a crash and the next rebase) none."""
+    tree = project_tree(lock.parent)
+    moved = moved_lock_text(lock, target, version=version, commit=commit, pins=pins)
+    contents = {**files, lock: moved.encode()}
+    writes = [Write(_rel(tree, path), content) for path, content in contents.items()]
+    txn_commit(tree, StateStore(tree.state_dir), writes, KEEP, command="rebase")
 
 
-def _replace_all(files: dict[Path, bytes]) -> None:
-    staged = []
-    try:
-        for path, content in files.items():
-            tmp = path.with_name(f".{path.name}.rebase-tmp")
-            tmp.write_bytes(content)
-            staged.append((tmp, path))
-        for tmp, path in staged:
-            os.replace(tmp, path)
-    finally:
-        for tmp, _ in staged:
-            tmp.unlink(missing_ok=True)
+def _rel(tree: Tree, path: Path) -> str:
+    return path.resolve().relative_to(tree.root).as_posix()
 
 
 def meta_text(meta: PatchMeta, patch: PatchRebase, label: str) -> str | None:

@@ -17,6 +17,7 @@ from patchkit.model import PatchKind, PatchMeta, PatchSet, UpstreamStatus
 from patchkit.ops.apply import series_applied, upstream_view
 from patchkit.ops.context import Project, blobs_for, open_checkout
 from patchkit.patchset import ID_PATTERN, KIND_BY_SUFFIX, MANIFEST
+from patchkit.workspace.locks import writing
 from patchkit.workspace.state import AppliedPatch, FileRecord, State, StateStore
 from patchkit.workspace.tree import Tree, sha256
 from patchkit.workspace.treecheck import changed_files
@@ -270,16 +271,17 @@ def record_target(
         raise ConfigError("say which patch set gets the new patch with --into SET")
     blobs = blobs_for(entry, tree)
     try:
-        return record(
-            tree=tree,
-            patch_set=candidates[0],
-            series=series,
-            patch_id=patch_id,
-            blobs=blobs,
-            title=title,
-            why=why,
-            author=author,
-            paths=list(paths),
-        )
+        with writing(tree, "record"):
+            return record(
+                tree=tree,
+                patch_set=candidates[0],
+                series=series,
+                patch_id=patch_id,
+                blobs=blobs,
+                title=title,
+                why=why,
+                author=author,
+                paths=list(paths),
+            )
     finally:
         blobs.close()

@@ -12,23 +12,31 @@ from pathlib import Path
 
 from patchkit.errors import TreeError
 from patchkit.ops.context import CACHED, Project, Where, open_tree
+from patchkit.workspace.locks import writing
 from patchkit.workspace.state import StateStore
 from patchkit.workspace.tree import Tree, sha256, write_file
-from patchkit.workspace.txn import Write, commit, recover
+from patchkit.workspace.txn import Recovery, Write, commit, recover
 
 
 @dataclass(frozen=True)
 class ResetReport:
     restored: tuple[str, ...]
     saved_aside: Path | None = None
+    modes_kept: tuple[str, ...] = ()  # patched files whose mode the user changed: mode kept
+    recovered: Recovery | None = None  # an interrupted write this run rolled back first
 
 
 def reset(*, tree: Tree, force: bool = False) -> ResetReport:
+    with writing(tree, "reset"):
+        return _reset(tree, force)
+
+
+def _reset(tree: Tree, force: bool) -> ResetReport:
     store = StateStore(tree.state_dir)
-    recover(tree, store)
+    recovered = recover(tree, store)
     state = store.load()
     if state is None:
-        return ResetReport(())
+        return ResetReport((), recovered=recovered)
     edited = {}
     for path, rec in state.files.items():
         current = tree.read(path)
@@ -41,12 +49,18 @@ def reset(*, tree: Tree, force: bool = False) -> ResetReport:
             "them aside and resets",
         )
     aside = _save_aside(store, edited) if edited else None
-    writes = [
-        Write(path, store.get(rec.original) if rec.original else None, rec.original_mode)
-        for path, rec in sorted(state.files.items())
-    ]
-    commit(tree, store, writes, None)
-    return ResetReport(tuple(w.path for w in writes), aside)
+    writes, modes_kept = [], []
+    for path, rec in sorted(state.files.items()):
+        original = store.get(rec.original) if rec.original else None
+        mode = rec.original_mode
+        current_mode = tree.mode(path)
+        left = rec.result_mode or rec.original_mode  # the mode patchkit left the file with
+        if original is not None and current_mode is not None and current_mode != left:
+            mode = current_mode  # the user changed it since: theirs to keep
+            modes_kept.append(path)
+        writes.append(Write(path, original, mode))
+    commit(tree, store, writes, None, command="reset")
+    return ResetReport(tuple(w.path for w in writes), aside, tuple(modes_kept), recovered)
 
 
 def _save_aside(store: StateStore, edited: dict[str, bytes | None]) -> Path:

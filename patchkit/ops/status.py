@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from patchkit.model import LockEntry, PatchMeta, UpstreamStatus
 from patchkit.ops.context import CACHED, Project, Where, open_tree
 from patchkit.patchset import patch_digest
+from patchkit.workspace.locks import reading
 from patchkit.workspace.state import State, StateStore
 from patchkit.workspace.tree import Tree, sha256
 from patchkit.workspace.treecheck import tree_commit
+from patchkit.workspace.txn import pending, rolled_back
+
+Reader = Callable[[str], bytes | None]
 
 
 class PatchState(str, enum.Enum):
@@ -43,12 +47,14 @@ class StatusReport:
     commit: str | None
     root: str
     patches: tuple[PatchStatus, ...]
+    pending: str | None = None  # a journal an interrupted write left, and what comes next
 
     def to_json(self) -> dict[str, object]:
         return {
             "target": self.target,
             "commit": self.commit,
             "tree": self.root,
+            "pending": self.pending,
             "patches": [
                 {
                     "id": p.id,
@@ -66,16 +72,16 @@ class StatusReport:
         }
 
 
-def _edited(tree: Tree, state: State, files: Sequence[str]) -> bool:
+def _edited(read: Reader, state: State, files: Sequence[str]) -> bool:
     for path in files:
         rec = state.files.get(path)
-        current = tree.read(path)
+        current = read(path)
         if rec is not None and (sha256(current) if current is not None else None) != rec.result:
             return True
     return False
 
 
-def _one(tree: Tree, state: State | None, meta: PatchMeta) -> PatchStatus:
+def _one(read: Reader, state: State | None, meta: PatchMeta) -> PatchStatus:
     applied = state.patch(meta.id) if state else None
     if (applied is None or state is None) and meta.status is UpstreamStatus.MERGED:
         return PatchStatus(
@@ -89,7 +95,7 @@ def _one(tree: Tree, state: State | None, meta: PatchMeta) -> PatchStatus:
         return PatchStatus(
             meta.id, meta.set_name, meta.kind.value, PatchState.NOT_APPLIED, optional=meta.optional
         )
-    if _edited(tree, state, applied.files):
+    if _edited(read, state, applied.files):
         patch_state = PatchState.MODIFIED
     elif applied.digest != patch_digest(meta):
         patch_state = PatchState.OUTDATED
@@ -133,13 +139,20 @@ def _with_records(row: PatchStatus, meta: PatchMeta, entry: LockEntry) -> PatchS
 def status(
     *, tree: Tree, patches: Sequence[PatchMeta], entry: LockEntry | None = None
 ) -> StatusReport:
-    state = StateStore(tree.state_dir).load()
-    rows = tuple(_one(tree, state, meta) for meta in patches)
+    with reading(tree):
+        store = StateStore(tree.state_dir)
+        journal = pending(tree, store)
+        # after a crash: the tree as the next writer's roll-back will leave it, not the half
+        state, read = rolled_back(tree, store) if journal else (store.load(), tree.read)
+        rows = tuple(_one(read, state, meta) for meta in patches)
+        commit = tree_commit(tree)
     if entry is not None:
         rows = tuple(
             _with_records(row, meta, entry) for row, meta in zip(rows, patches, strict=True)
         )
-    return StatusReport(tree.target, tree_commit(tree), str(tree.root), rows)
+    return StatusReport(
+        tree.target, commit, str(tree.root), rows, journal.describe() if journal else None
+    )
 
 
 def status_target(*, project: Project, target: str, where: Where = CACHED) -> StatusReport:

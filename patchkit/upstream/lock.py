@@ -145,6 +145,15 @@ def move_lock(
     """Rewrite one target's version and commit in place, keeping comments and layout; ``pins``
     (what the new release itself pins, e.g. vLLM's flashinfer-python) update the pins the lock
     already keeps for that target."""
+    tmp = path.with_suffix(".lock.tmp")
+    tmp.write_text(moved_lock_text(path, name, version=version, commit=commit, pins=pins))
+    tmp.replace(path)
+
+
+def moved_lock_text(
+    path: Path, name: str, *, version: str, commit: str, pins: dict[str, str] | None = None
+) -> str:
+    """The text :func:`move_lock` would write, for a caller that writes it in a transaction."""
     import tomlkit
 
     doc = tomlkit.parse(path.read_text())
@@ -155,6 +164,4 @@ def move_lock(
     for other, pinned in (pins or {}).items():
         if kept is not None and other in kept:
             kept[other] = pinned
-    tmp = path.with_suffix(".lock.tmp")
-    tmp.write_text(tomlkit.dumps(doc))
-    tmp.replace(path)
+    return tomlkit.dumps(doc)

@@ -13,7 +13,6 @@ Git commands used here beyond :class:`GitRepo`'s own methods, all through ``GitR
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import logging
 import os
 import re
@@ -24,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from filelock import FileLock
 from packaging.version import InvalidVersion, Version
 
 from patchkit import progress
@@ -73,10 +73,20 @@ class UpstreamRepo:
 
     @property
     def shared_tree(self) -> Path:
-        return cache_dir("trees") / self.target
+        return self.shared_path(self.target)
+
+    @staticmethod
+    def shared_path(target: str) -> Path:
+        """``<cache>/trees/<target>``: the tree ``fetch`` keeps at the locked commit."""
+        return cache_dir("trees") / target
 
     def place_tree(self, commit: str, path: Path) -> Path:
-        """A worktree at ``path`` detached at ``commit``: made, moved (if clean), or left."""
+        """A worktree at ``path`` detached at ``commit``: made, moved (if clean), or left; one
+        process at a time (two fetches never make or move it together)."""
+        with _exclusive(self.path):
+            return self._place_tree(commit, path)
+
+    def _place_tree(self, commit: str, path: Path) -> Path:
         if not path.exists() or _is_empty_dir(path):
             return self.fresh_tree(commit, path)
         with self._own_tree(path) as tree:
@@ -126,13 +136,10 @@ class UpstreamRepo:
 
 @contextlib.contextmanager
 def _exclusive(repo_path: Path) -> Iterator[None]:
-    """One patchkit process at a time writes a cache repository (an advisory file lock)."""
-    with open(repo_path.with_suffix(".lock"), "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    """One patchkit process at a time writes a cache repository (a file lock, re-entrant in
+    one process; it waits as long as another process downloads or commits a release)."""
+    with FileLock(repo_path.with_suffix(".lock"), is_singleton=True):
+        yield
 
 
 def _init_bare_atomically(path: Path) -> None:

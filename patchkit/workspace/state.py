@@ -55,15 +55,24 @@ class StateStore:
 
     def load(self) -> State | None:
         try:
-            raw = json.loads(self.file.read_text())
+            data = self.file.read_bytes()
         except FileNotFoundError:
             return None
-        except (json.JSONDecodeError, OSError) as exc:
+        except OSError as exc:
+            raise TreeError(f"{self.file}: unreadable patchkit state ({exc})") from None
+        return self.parse(data, self.file)
+
+    @staticmethod
+    def parse(data: bytes, path: Path) -> State:
+        """A state file's bytes read back (``path`` names it in messages)."""
+        try:
+            raw = json.loads(data)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise TreeError(
-                f"{self.file}: unreadable patchkit state ({exc})",
+                f"{path}: unreadable patchkit state ({exc})",
                 hint="restore it from a backup, or remove it and check the tree by hand",
             ) from None
-        return _from_json(raw, self.file)
+        return _from_json(raw, path)
 
     @staticmethod
     def render(state: State | None) -> str | None:

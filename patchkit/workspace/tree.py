@@ -40,6 +40,16 @@ class Tree:
         return found
 
     def disk_path(self, repo_path: str) -> Path:
+        if "\0" in repo_path:
+            raise UnsafePathError(f"{repo_path!r}: holds a NUL byte, which no file name can")
+        try:
+            return self._disk_path(repo_path)
+        except OSError as exc:  # a name too long, a loop of links: no file there can be used
+            raise UnsafePathError(
+                f"{repo_path[:80]}: cannot be a file in {self.root}: {exc.strerror or exc}"
+            ) from None
+
+    def _disk_path(self, repo_path: str) -> Path:
         mapped = self.mapper(repo_path)
         if mapped is None:
             raise UnsafePathError(f"{repo_path} is not part of the {self.kind} tree at {self.root}")
@@ -72,6 +82,10 @@ class Tree:
             return None
         except IsADirectoryError:
             raise TreeError(f"{path} is a directory; a patch expects a file there") from None
+        except NotADirectoryError:
+            return None  # a parent is a file: nothing lives here (writing it is refused)
+        except OSError as exc:
+            raise TreeError(f"{path}: cannot be read: {exc.strerror or exc}") from None
 
     def files_under(self, directory: str) -> list[str]:
         """Repository paths of the regular files under ``directory`` ("" for the whole tree),
@@ -96,7 +110,7 @@ class Tree:
     def mode(self, repo_path: str) -> int | None:
         try:
             st = self.disk_path(repo_path).stat()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
         return 0o100755 if st.st_mode & stat.S_IXUSR else 0o100644
 

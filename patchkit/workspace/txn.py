@@ -1,25 +1,30 @@
-"""All-or-nothing writes to a tree.
+"""All-or-nothing writes to a tree: the one journal every writer (apply, reset, port, record,
+rebase's project files) goes through.
 
-Everything is computed in memory first. Then the current content of every file about to change
-is saved in the state store and listed in a journal; files are replaced one by one (each
-atomically); the state is saved; the journal is removed. If anything fails, every file is put
-back from memory. If the process dies half-way, the next patchkit run finds the journal and
-restores the tree before doing anything else.
+Everything is computed in memory first. Then the bytes of every file about to change, and the
+state file as it is, are saved in the state store, and a journal lists each file with the
+digest and mode it had before and will have after. Files are replaced one by one (each
+atomically); the state is saved; removing the journal is the commit. If anything fails, every
+file is put back from memory. If the process dies half-way, the next writer finds the journal
+and rolls the whole write back before doing anything else: each file that is as it was before
+or as the write left it gets its old bytes and mode, the old state comes back. A file changed
+since by someone else (content or mode) is kept as they left it and reported, never replaced.
 """
 
 from __future__ import annotations
 
 import json
-import logging
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from patchkit.errors import TreeError
+from patchkit.errors import PatchkitError, TreeError
 from patchkit.workspace.state import State, StateStore
 from patchkit.workspace.tree import Tree, remove_file, sha256, write_file
 
-log = logging.getLogger("patchkit.workspace.txn")
+JOURNAL_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -27,6 +32,55 @@ class Write:
     path: str  # repository path
     content: bytes | None  # None deletes the file
     mode: int | None = None
+
+
+class _Keep:
+    """Leave the state file as it is (a write that records no state, like ``port``)."""
+
+
+KEEP = _Keep()
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """What rolling back an interrupted write did."""
+
+    command: str  # the command that was interrupted
+    restored: tuple[str, ...]  # files put back as they were before it
+    kept: tuple[str, ...] = ()  # files changed since by someone else: left as they are
+    modes_kept: tuple[str, ...] = ()  # files whose mode someone changed since: mode left
+
+    def lines(self) -> list[str]:
+        """What to tell a person."""
+        out = [
+            f"an interrupted `patchkit {self.command}` was rolled back: "
+            f"{len(self.restored)} file(s) restored"
+        ]
+        if self.kept:
+            out.append(
+                f"kept as you left them (edited after the interruption): {', '.join(self.kept)}"
+            )
+        if self.modes_kept:
+            out.append(f"kept the mode you gave: {', '.join(self.modes_kept)}")
+        return out
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A journal left by an interrupted write, as a reader describes it (nothing changed)."""
+
+    command: str
+    pid: int | None
+    files: tuple[str, ...]  # what the next writer will restore
+    edited: tuple[str, ...]  # changed since the interruption: the next writer keeps them
+
+    def describe(self) -> str:
+        kept = f"; it keeps {', '.join(self.edited)} as edited since" if self.edited else ""
+        return (
+            f"an interrupted `patchkit {self.command}` (process {self.pid}) left a journal: the "
+            f"next command that writes this tree first rolls it back, restoring "
+            f"{len(self.files) - len(self.edited)} file(s) and the state from before it{kept}"
+        )
 
 
 # After files of a kind of tree were written or restored (installed trees drop stale bytecode).
@@ -44,15 +98,16 @@ def _written(tree: Tree, paths: list[str]) -> None:
         hook(tree, paths)
 
 
-def _journal(store: StateStore) -> Path:
+def journal_path(store: StateStore) -> Path:
     return store.dir / "journal.json"
 
 
-def _state_digest(store: StateStore) -> str | None:
-    try:
-        return sha256(store.file.read_bytes())
-    except FileNotFoundError:
-        return None
+def _digest(content: bytes | None) -> str | None:
+    return None if content is None else sha256(content)
+
+
+def _saved(store: StateStore, content: bytes | None) -> str | None:
+    return None if content is None else store.put(content)
 
 
 def _put_back(tree: Tree, path: str, content: bytes | None, mode: int | None) -> None:
@@ -63,56 +118,203 @@ def _put_back(tree: Tree, path: str, content: bytes | None, mode: int | None) ->
         write_file(target, content, mode)
 
 
-def commit(tree: Tree, store: StateStore, writes: Iterable[Write], state: State | None) -> None:
-    """Apply ``writes`` and save ``state``, or leave every file as it was."""
-    writes = list(writes)
-    before = {w.path: (tree.read(w.path), tree.mode(w.path)) for w in writes}
-    files = {
-        path: {"sha256": store.put(content) if content is not None else None, "mode": mode}
-        for path, (content, mode) in before.items()
-    }
+def _check_places(tree: Tree, writes: list[Write]) -> None:
+    """Refuse, before anything is written, a file whose directory would have to be a file."""
+    targets = {w.path: tree.disk_path(w.path) for w in writes if w.content is not None}
+    created = set(targets.values())
+    root = tree.root.resolve()
+    for path, target in targets.items():
+        for parent in target.parents:
+            if parent == root or root not in parent.parents:
+                break
+            if parent in created or (parent.exists() and not parent.is_dir()):
+                raise TreeError(
+                    f"{path}: cannot be written in {tree.root}, because "
+                    f"{parent.relative_to(root)} is a file",
+                    hint="the patch adds a file under the path of an existing file; fix the patch",
+                )
+
+
+def _write_journal(store: StateStore, journal: dict[str, Any]) -> None:
     store.dir.mkdir(parents=True, exist_ok=True)
-    journal = {"files": files, "new_state": store.render(state)}
-    tmp = _journal(store).with_suffix(".tmp")
-    tmp.write_text(json.dumps(journal, indent=1, sort_keys=True))
-    tmp.replace(_journal(store))  # a journal is whole or absent
+    tmp = journal_path(store).with_suffix(".tmp")
+    with open(tmp, "w") as handle:
+        handle.write(json.dumps(journal, indent=1, sort_keys=True))
+        handle.flush()
+        os.fsync(handle.fileno())
+    tmp.replace(journal_path(store))  # a journal is whole or absent
+
+
+def commit(
+    tree: Tree,
+    store: StateStore,
+    writes: Iterable[Write],
+    state: State | _Keep | None,
+    *,
+    command: str = "apply",
+) -> None:
+    """Apply ``writes`` and save ``state`` (``KEEP``: leave it), or leave every file as it was."""
+    writes = list(writes)
+    _check_places(tree, writes)
+    before = {w.path: (tree.read(w.path), tree.mode(w.path)) for w in writes}
+    old_state = store.file.read_bytes() if store.file.exists() else None
+    files = {
+        w.path: {
+            "before": _saved(store, before[w.path][0]),
+            "before_mode": before[w.path][1],
+            "after": _digest(w.content),
+            "after_mode": w.mode,
+        }
+        for w in writes
+    }
+    journal = {
+        "version": JOURNAL_VERSION,
+        "command": command,
+        "pid": os.getpid(),
+        "files": files,
+        "state_before": _saved(store, old_state),
+    }
+    _write_journal(store, journal)
     done: list[str] = []
+    failing = "the state"
     try:
         for w in writes:
-            _put_back(tree, w.path, w.content, w.mode)
+            failing = w.path
+            _put_back(tree, w.path, w.content, w.mode)  # atomic: on failure it is as it was
             done.append(w.path)
-        store.save(state)
-    except BaseException:
+        failing = "the state"
+        if not isinstance(state, _Keep):
+            store.save(state)
+    except BaseException as exc:
         for path in reversed(done):
             content, mode = before[path]
             _put_back(tree, path, content, mode)
-        _journal(store).unlink(missing_ok=True)
+        journal_path(store).unlink(missing_ok=True)
         _written(tree, done)
+        if isinstance(exc, OSError) and not isinstance(exc, PatchkitError):
+            raise TreeError(
+                f"{tree.root}: writing {failing} failed "
+                f"({exc.strerror or exc}); every file was put back as it was",
+                hint="free disk space or fix the permissions, then run the command again",
+            ) from None
         raise
-    _journal(store).unlink(missing_ok=True)
+    journal_path(store).unlink(missing_ok=True)  # the commit point
     _written(tree, done)
 
 
-def recover(tree: Tree, store: StateStore) -> list[str]:
-    """Finish an interrupted transaction by restoring every journalled file."""
-    path = _journal(store)
+# -- after a crash ------------------------------------------------------------------------------
+def _load(store: StateStore) -> dict[str, Any] | None:
+    path = journal_path(store)
     if not path.exists():
-        return []
+        return None
     try:
         journal = json.loads(path.read_text())
-        files, new_state = journal["files"], journal["new_state"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        if journal.get("version") != JOURNAL_VERSION:
+            journal = _from_v1(journal)
+        if not all({"before", "after", "before_mode"} <= set(e) for e in journal["files"].values()):
+            raise KeyError("files")
+        return dict(journal)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise TreeError(
             f"{path}: the journal of an interrupted patchkit run is unreadable ({exc})",
             hint=f"check the files it names against `patchkit status`, then remove {path}",
         ) from None
-    if _state_digest(store) == new_state:
-        path.unlink()  # the run had finished; only the journal was left behind
-        return []
-    for repo_path, saved in files.items():
-        content = store.get(saved["sha256"]) if saved["sha256"] else None
-        _put_back(tree, repo_path, content, saved["mode"])
-    path.unlink()
-    _written(tree, sorted(files))
-    log.warning("restored %d file(s) from an interrupted patchkit run", len(files))
-    return sorted(files)
+
+
+def _from_v1(journal: dict[str, Any]) -> dict[str, Any]:
+    """A journal written before version 2: before-contents only, no after-digests."""
+    files = {
+        path: {"before": f["sha256"], "before_mode": f["mode"], "after": None, "v1": True}
+        for path, f in journal["files"].items()
+    }
+    return {"version": 1, "command": "apply", "pid": None, "files": files, "v1": journal}
+
+
+def _changed_since(entry: dict[str, Any], current: bytes | None) -> bool:
+    """The file is neither as it was before the write nor as the write left it."""
+    if entry.get("v1"):
+        return False  # a version 1 journal has no after-digests: it cannot tell
+    return _digest(current) not in (entry["before"], entry["after"])
+
+
+def _mode_changed_since(entry: dict[str, Any], mode: int | None) -> bool:
+    """Someone gave the file a mode neither it had before nor the write gave it."""
+    if entry.get("v1") or mode is None:
+        return False
+    after = entry.get("after_mode") or entry["before_mode"]
+    return mode not in (entry["before_mode"], after) and not (
+        entry["before_mode"] is None and after is None and mode == 0o100644
+    )
+
+
+def pending(tree: Tree, store: StateStore) -> Pending | None:
+    """The journal an interrupted write left, described; nothing is changed."""
+    journal = _load(store)
+    if journal is None:
+        return None
+    edited = tuple(
+        sorted(p for p, e in journal["files"].items() if _changed_since(e, tree.read(p)))
+    )
+    return Pending(journal["command"], journal["pid"], tuple(sorted(journal["files"])), edited)
+
+
+def rolled_back(
+    tree: Tree, store: StateStore
+) -> tuple[State | None, Callable[[str], bytes | None]]:
+    """The state and the files as rolling back the pending journal would leave them, for a
+    reader; nothing is written."""
+    journal = _load(store)
+    if journal is None or "v1" in journal:
+        return store.load(), tree.read
+    files: dict[str, bytes | None] = {}
+    for path, entry in journal["files"].items():
+        current = tree.read(path)
+        if not _changed_since(entry, current):
+            files[path] = store.get(entry["before"]) if entry["before"] else None
+    before = journal["state_before"]
+    state = StateStore.parse(store.get(before), store.file) if before else None
+
+    def read(path: str) -> bytes | None:
+        return files[path] if path in files else tree.read(path)
+
+    return state, read
+
+
+def recover(tree: Tree, store: StateStore) -> Recovery | None:
+    """Roll back an interrupted write (its journal), keeping what someone changed since."""
+    journal = _load(store)
+    if journal is None:
+        return None
+    if "v1" in journal and StateStore.render(store.load()) == journal["v1"].get("new_state"):
+        journal_path(store).unlink()  # a version 1 run that had finished
+        return None
+    restored, kept, modes = [], [], []
+    for path, entry in sorted(journal["files"].items()):
+        current, mode = tree.read(path), tree.mode(path)
+        content = store.get(entry["before"]) if entry["before"] else None
+        user_mode = _mode_changed_since(entry, mode)
+        if _changed_since(entry, current) or (user_mode and content is None):
+            kept.append(path)  # someone changed it after the interruption: theirs now
+            continue
+        want = mode if user_mode else entry["before_mode"]
+        if user_mode:
+            modes.append(path)
+        if current != content or (content is not None and want != mode):
+            _put_back(tree, path, content, want)
+            restored.append(path)
+    _restore_state(store, journal)
+    journal_path(store).unlink()
+    _written(tree, restored)
+    return Recovery(journal["command"], tuple(restored), tuple(kept), tuple(modes))
+
+
+def _restore_state(store: StateStore, journal: dict[str, Any]) -> None:
+    if "v1" in journal:
+        return  # a version 1 journal kept no state: the state was saved last, so it is the old
+    before = journal["state_before"]
+    if before is None:
+        store.file.unlink(missing_ok=True)
+        return
+    tmp = store.file.with_suffix(".tmp")
+    tmp.write_bytes(store.get(before))
+    tmp.replace(store.file)

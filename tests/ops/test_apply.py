@@ -79,7 +79,7 @@ def test_crash_during_writes_puts_every_file_back(
     s = four_patches(tmp_path)
     before, status = snapshot(s.root), git_status(s.root)
     _break_writes(monkeypatch, 2)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(TreeError, match="disk full"):
         s.apply()
     assert snapshot(s.root) == before
     assert git_status(s.root) == status
@@ -95,7 +95,7 @@ def test_crash_during_reset_leaves_the_patched_tree(
     s.apply()
     applied = snapshot(s.root)
     _break_writes(monkeypatch, 2)
-    with pytest.raises(OSError):
+    with pytest.raises(TreeError, match="disk full"):
         s.reset()
     assert snapshot(s.root) == applied
     assert set(s.status().values()) == {"applied"}
@@ -109,7 +109,7 @@ def test_leftover_journal_from_a_crashed_run_is_recovered_on_next_apply(tmp_path
     (s.root / "a.txt").write_bytes(b"one\nTW")  # the crashed run got this far
     (store.dir / "journal.json").write_text(json.dumps({"files": journal, "new_state": "x"}))
     report = s.apply()
-    assert report.recovered == ("a.txt",)
+    assert report.recovered is not None and report.recovered.restored == ("a.txt",)
     assert s.read("a.txt") == b"one\nTWO\n"
     assert not (store.dir / "journal.json").exists()
     s.reset()

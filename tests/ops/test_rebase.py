@@ -16,7 +16,7 @@ import tomlkit
 from patchkit.cli.rebase import add_rebase_args, changed_patches, rebase_cmd
 from patchkit.engine.bisect import Point, first_change
 from patchkit.engine.series import Blobs
-from patchkit.errors import ConfigError, PatchkitError, RebaseStopped
+from patchkit.errors import ConfigError, PatchkitError, RebaseStopped, TreeError
 from patchkit.model import Outcome
 from patchkit.ops.apply import apply
 from patchkit.ops.context import load_project
@@ -384,12 +384,21 @@ def test_a_failed_publish_rolls_back_every_file(
     rel.release("1.1", fix("import sys\n" + MOD))
     before = snapshot(rel.root)
 
-    def broken(*args: object, **kw: object) -> None:
-        raise OSError("disk full")
+    from patchkit.workspace import txn
 
-    monkeypatch.setattr("patchkit.ops.rebase_conflicts.move_lock", broken)
-    with pytest.raises(OSError):
+    written: list[object] = []
+
+    def broken(path: Path, content: bytes, mode: int | None) -> None:
+        if path.name == "upstream.lock":  # the patch files were written; the lock fails
+            raise OSError("disk full")
+        written.append(path)
+        real(path, content, mode)
+
+    real = txn.write_file
+    monkeypatch.setattr(txn, "write_file", broken)
+    with pytest.raises(TreeError, match="disk full"):
         rel.rebase("v1.1")
+    assert written, "the patch file was written before the lock failed"
     assert snapshot(rel.root) == before
 
 
