@@ -158,6 +158,7 @@ class _File:
     """One file's part of the diff while it is being read."""
 
     line: int  # where it starts (1-based), for messages
+    git: bool = False  # it has a ``diff --git`` header
     header_old: str | None = None  # from "diff --git a/X b/Y"
     header_new: str | None = None
     old: str | None = None  # from ---/+++ or rename/copy lines; "" for /dev/null
@@ -243,7 +244,7 @@ class _Parser:
     # -- one file ------------------------------------------------------------------------
     def _git_file(self) -> None:
         self.in_file = None
-        current = _File(self.i + 1)
+        current = _File(self.i + 1, git=True)
         header = self.lines[self.i].rstrip(b"\r\n")[len(b"diff --git ") :]
         current.header_old, current.header_new = self._header_paths(header)
         self.i += 1
@@ -481,11 +482,13 @@ class _Parser:
             old = ""
         if current.deleted:
             new = ""
-        only = current.hunks[0] if len(current.hunks) == 1 else None
+        # a plain diff's new or deleted file: one hunk from or to nothing (git says so in its
+        # header instead: an empty file it changes has such a hunk too)
+        only = current.hunks[0] if len(current.hunks) == 1 and not current.git else None
         if only is not None and only.old_start == 0 and not only.old and not current.deleted:
-            old = ""  # a plain diff's new file: one hunk from nothing
+            old = ""
         if only is not None and not only.new and only.header.split()[2] == "+0,0":
-            new = ""  # a plain diff's deleted file: one hunk to nothing
+            new = ""
         if old is None and new is None:
             raise self.fail("a file whose paths cannot be read", current.line)
         old, new = (old if old is not None else new), (new if new is not None else old)

@@ -89,6 +89,14 @@ def test_a_line_outside_every_hunk_inside_a_file_part_is_malformed() -> None:
         parse_diff(data, SOURCE)
 
 
+def test_a_line_added_to_an_empty_file_is_a_change_not_a_new_file() -> None:
+    data = _git_diff("pkg/__init__.py", b"", b"x\n") + b"@@ -0,0 +1 @@\n+x\n"
+    (fp,) = parse_diff(data, SOURCE)
+    assert fp.old_path == fp.new_path == "pkg/__init__.py"
+    plain = b"--- /dev/null\n+++ b/new.py\n@@ -0,0 +1 @@\n+x\n"
+    assert parse_diff(plain, SOURCE)[0].old_path is None
+
+
 def test_a_plain_diff_header_keeps_its_index_line() -> None:
     data = b"diff -ru ./a.c ./a.c\nindex 8115614..e36fce9 100755\n--- ./a.c\n+++ ./a.c\n"
     data += b"@@ -1 +1 @@\n-a\n+b\n"
