@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import logging
 import os
+import re
 import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -306,9 +307,21 @@ class GitRepo:
     def tag(self, name: str, commit: str) -> None:
         self.git("tag", "-f", name, commit)
 
-    def add_worktree(self, path: Path, rev: str) -> None:
+    def add_worktree(self, path: Path, rev: str, *, only: Sequence[str] | None = None) -> None:
+        """A linked worktree at ``rev``; with ``only``, a sparse one holding just those files
+        (a stopped rebase keeps what a person fixes, not the whole tree)."""
         self.git("worktree", "prune")
-        self.git("worktree", "add", "-f", "--detach", str(path), rev)
+        if only is None:
+            self.git("worktree", "add", "-f", "--detach", str(path), rev)
+            return
+        self.git("worktree", "add", "-f", "--detach", "--no-checkout", str(path), rev)
+        patterns = ["/" + re.sub(r"([*?\[\]!#\\])", r"\\\1", p) for p in only]
+        run(
+            ["sparse-checkout", "set", "--no-cone", "--stdin"],
+            cwd=path,
+            input="\n".join(patterns).encode(),
+        )
+        run(["read-tree", "-mu", "HEAD"], cwd=path)
 
     def remove_worktree(self, path: Path) -> None:
         """Remove a linked worktree, local changes and all (used by rebase)."""

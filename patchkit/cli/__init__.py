@@ -55,6 +55,12 @@ COMMANDS = (
         "patchkit.cli.handlers:reset_cmd",
     ),
     Command(
+        "cache",
+        "what patchkit keeps in its cache, by kind and size; `cache prune` removes the unused",
+        "patchkit.cli.cache:add_cache_args",
+        "patchkit.cli.cache:cache_cmd",
+    ),
+    Command(
         "show",
         "print the unified diff a patch makes on the locked tree",
         "patchkit.cli:show_args",

@@ -410,21 +410,23 @@ def _conclude(run: _Run, state: RebaseState, evals: list[_Eval]) -> RebaseReport
 
 
 def _stop(run: _Run, state: RebaseState, evals: list[_Eval], report: RebaseReport) -> RebaseReport:
-    tree = _fresh_worktree(run)
     stopped = [p.id for p in report.patches if not p.outcome.ok]
     files = [{**ev.before, **{c.path: c.content for c in ev.result.conflicted}} for ev in evals]
-    write_conflicted(tree, [f for f, ev in zip(files, evals, strict=True) if ev.meta.id in stopped])
+    kept = [f for f, ev in zip(files, evals, strict=True) if ev.meta.id in stopped]
+    tree = _fresh_worktree(run, sorted({path for f in kept for path in f}))
+    write_conflicted(tree, kept)
     state = replace(state, stopped=stopped, found=run.found, points=run.points)
     save_state(run.directory, state)
     report = replace(report, worktree=tree.root)
     return replace(report, report=write_report(run.directory, report))
 
 
-def _fresh_worktree(run: _Run) -> Tree:
+def _fresh_worktree(run: _Run, paths: list[str]) -> Tree:
+    """The worktree left for a person: sparse, holding only the stopped patches' files."""
     path = worktree_of(run.directory)
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        run.history.repo.add_worktree(path, run.history.commit(run.new))
+        run.history.repo.add_worktree(path, run.history.commit(run.new), only=paths)
     return Tree(path, run.directory / "state", run.entry.name)
 
 

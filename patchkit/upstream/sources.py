@@ -202,7 +202,10 @@ class ReleaseStore(UpstreamRepo):
                 return self._commit_of(tag)
             release = self.index.release(self.package, version)
             archive = self.index.download(release)
-            return self._commit_release(release, archive)
+            commit = self._commit_release(release, archive)
+            if archive.parent == cache_dir("downloads"):
+                archive.unlink(missing_ok=True)  # its commit holds it now: the cache stays lean
+            return commit
 
     def upstream_commit(self, version: str) -> str | None:
         """The upstream commit the release names: recorded in its commit message, or read from

@@ -320,6 +320,19 @@ def test_abort_leaves_everything_as_before(rel: Releases) -> None:
     assert rel.outcomes(rel.rebase("v1.1"))["bump"][0] == "conflict"  # can start again
 
 
+def test_a_stopped_rebase_keeps_only_the_files_a_person_fixes(rel: Releases) -> None:
+    """A sparse worktree of the stopped patches' files, not a checkout of the whole tree."""
+    report = conflicted(rel)  # the tree has pkg/other.py too; only pkg/mod.py stopped
+    assert report.worktree is not None
+    kept = sorted(
+        p.relative_to(report.worktree).as_posix()
+        for p in report.worktree.rglob("*")
+        if p.is_file() and ".git" not in p.parts
+    )
+    assert kept == ["pkg/mod.py"]
+    assert "<<<<<<< tree" in (report.worktree / "pkg/mod.py").read_text()
+
+
 def test_continue_records_the_fix_from_the_worktree_and_finishes(rel: Releases) -> None:
     report = conflicted(rel)
     assert report.worktree is not None
