@@ -325,6 +325,8 @@ def _placements(job: Job, placer: Placer) -> tuple[Placement, ...]:
         if plan.state == "merged" and at < 0 and placer.base and plan.base_at is not None:
             scope = placer.base.hunk_scope(plan.hunk, plan.base_at) if parsed else ()
         line = at + 1 if at >= 0 else None
+        if plan.merged_into is not None:
+            line, scope = plan.merged_into[0] + 1, plan.merged_into[1]
         text = "; ".join(n for n in (plan.note, note) if n)
         marks.append(
             Placement(

@@ -112,6 +112,7 @@ class Plan:
     found: tuple[int, ...] = ()  # every candidate before the evidence narrowed them
     note: str = ""
     moved_from: str | None = None
+    merged_into: tuple[int, ScopePath] | None = None  # merged: (target line, scope path)
 
     @property
     def at(self) -> int:
@@ -210,7 +211,7 @@ def _at_end(placer: Placer, plan: Plan) -> bool | None:
     return hunk.lead > 0 or None
 
 
-def _weight(line: bytes) -> int:
+def weight(line: bytes) -> int:
     """A matching line counts as evidence only when it says something (not blank, not ``}``)."""
     return 1 if len(squash(line)) > 2 else 0
 
@@ -224,16 +225,16 @@ def _surroundings(placer: Placer, plan: Plan, spot: int) -> int:
     for k in range(1, _AROUND):
         if spot - k < 0 or b - k < 0 or target[spot - k] != base.lines[b - k]:
             break
-        score += _weight(target[spot - k])
+        score += weight(target[spot - k])
     for k in range(_AROUND):
         t, s = spot + n + k, b + n + k
         if t >= len(target) or s >= len(base.lines) or target[t] != base.lines[s]:
             break
-        score += _weight(target[t])
+        score += weight(target[t])
     return score
 
 
-def _clear_best(scores: dict[int, int]) -> int | None:
+def clear_best(scores: dict[int, int]) -> int | None:
     """The score of the one candidate whose surroundings match clearly better than the rest."""
     ranked = sorted(scores.values(), reverse=True)
     if not ranked or ranked[0] < 2:
@@ -270,7 +271,7 @@ def _decide_by_base(placer: Placer, plan: Plan, before: Plan | None, after: Plan
         if _narrow(plan, lambda s: s in same, Rule.SCOPE):
             return True
     scores = {s: _surroundings(placer, plan, s) for s in plan.spots}
-    best = _clear_best(scores)
+    best = clear_best(scores)
     if best is not None and _narrow(plan, lambda s: scores[s] == best, Rule.SURROUNDINGS):
         return True
     offsets = {_offset(p) for p in (before, after) if p is not None}

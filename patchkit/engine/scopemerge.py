@@ -16,11 +16,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from patchkit.engine.diffparse import Hunk, split_lines
-from patchkit.engine.placement import FileView, Placer, Plan, common_prefix
+from patchkit.engine.placement import FileView, Placer, Plan, clear_best, common_prefix, weight
 from patchkit.engine.structure import Scope, ScopePath
 from patchkit.gitrepo import MergeResult
 from patchkit.model import Candidate, Rule
 
+_AROUND = 50  # lines compared around alike control blocks
 Merger = Callable[[bytes, bytes, bytes, tuple[str, str, str]], MergeResult]
 
 
@@ -75,6 +76,29 @@ def _base_scope(base: FileView, plan: Plan) -> Scope | None:
     return next((s for s in base.tree.find(path) if s.holds(row)), None) if path else None
 
 
+def _around(base: Sequence[bytes], scope: Scope, lines: Sequence[bytes], twin: Scope) -> int:
+    """How many telling lines before and after ``twin`` match those around ``scope`` at base."""
+    score = 0
+    for step, (b, t) in (
+        (-1, (scope.start - 1, twin.start - 1)),
+        (1, (scope.end + 1, twin.end + 1)),
+    ):
+        for _ in range(_AROUND):
+            if not (0 <= b < len(base) and 0 <= t < len(lines)) or base[b] != lines[t]:
+                break
+            score, b, t = score + weight(lines[t]), b + step, t + step
+    return score
+
+
+def _by_surroundings(
+    base: Sequence[bytes], scope: Scope, lines: Sequence[bytes], twins: list[Scope]
+) -> list[Scope]:
+    """The one twin whose surroundings match the base scope's clearly best, else all."""
+    scores = {i: _around(base, scope, lines, twin) for i, twin in enumerate(twins)}
+    best = clear_best(scores)
+    return [twins[i] for i, s in scores.items() if s == best] if best is not None else twins
+
+
 def _twins(twins: list[Scope]) -> tuple[Candidate, ...]:
     return tuple(Candidate(s.start + 1, s.path) for s in twins)
 
@@ -104,6 +128,10 @@ class ScopeMerge:
             self.leftover.append(plan)
             return None
         twins = target.tree.find(scope.path)
+        if not scope.named and base.tree is not None:  # a control block: by what is around
+            tail = base.tree.block_tail(scope.path)
+            alike = target.tree.ending_with(tail) if tail == scope.path else twins
+            twins = _by_surroundings(base.lines, scope, target.lines, alike or twins)
         if len(twins) != 1:
             if not twins:
                 self.leftover.append(plan)
@@ -128,7 +156,8 @@ class ScopeMerge:
         lines = _by_lines(target.lines, mine, group) if merged.conflicts else None
         if lines is not None:
             for plan in group:
-                plan.rule, plan.state, plan.spots = Rule.SCOPE_LINES, "merged", [mine.start]
+                plan.rule, plan.state, plan.spots = Rule.SCOPE_LINES, "merged", []
+                plan.merged_into = (_landed(lines, plan, mine.start), mine.path)
             self.edits.append(Edit(mine.start, mine.end + 1, lines, tuple(group)))
             return None
         if merged.conflicts:
@@ -137,12 +166,21 @@ class ScopeMerge:
             mine_text = b"".join(ours)
             return Stop("conflict", [(p.hunk, why, mine_text) for p in group], b"".join(whole))
         for plan in group:
-            plan.rule, plan.state, plan.spots = Rule.SCOPE_MERGE, "merged", [mine.start]
+            plan.rule, plan.state, plan.spots = Rule.SCOPE_MERGE, "merged", []
+            plan.merged_into = (_landed(split_lines(merged.content), plan, mine.start), mine.path)
         self.edits.append(Edit(mine.start, mine.end + 1, split_lines(merged.content), tuple(group)))
         return None
 
 
 _INSERTED = 8  # lines upstream may have put between a hunk's context lines, at most
+
+
+def _landed(lines: Sequence[bytes], plan: Plan, offset: int) -> int:
+    """The target line where the hunk's first added (else first kept) lines landed."""
+    hunk = plan.hunk
+    block = list(hunk.added[:1]) or list(hunk.new[hunk.lead : hunk.lead + 1])
+    spots = FileView("", lines).find(block) if block else []
+    return offset + (spots[0] if spots else 0)
 
 
 def _in_order(ours: Sequence[bytes], wanted: Sequence[bytes], start: int, step: int) -> bool:
