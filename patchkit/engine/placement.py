@@ -327,12 +327,17 @@ def _new_there(target: FileView, hunk: Hunk) -> bool:
 
 def _in_foreign_scope(placer: Placer, plan: Plan) -> bool:
     """A single place in another scope than the hunk's own, while its own scope is still in
-    the file (a look-alike twin took the context): not a place to write. Lines around that
-    match the base settle it without parsing."""
+    the file (a look-alike twin took the context): not a place to write. Asked (and the files
+    parsed) only when the lines it changes occur elsewhere in the file too and the lines
+    around the place do not match those at base."""
     base = placer.base
-    if base is None or plan.base_at is None or base.tree is None or placer.target.tree is None:
+    if base is None or plan.base_at is None or language_of(placer.target.path) is None:
+        return False
+    if not _elsewhere_too(placer.target, plan):
         return False
     if _surroundings(placer, plan, plan.at) >= min(6, len(placer.target.lines) // 4):
+        return False
+    if base.tree is None or placer.target.tree is None:
         return False
     want = base.hunk_scope(plan.hunk, plan.base_at)
     got = placer.target.hunk_scope(plan.hunk, plan.at)
@@ -340,6 +345,18 @@ def _in_foreign_scope(placer: Placer, plan: Plan) -> bool:
         return False
     plan.note = f"its context matches only in {' > '.join(got) or 'the top level'}"
     return True
+
+
+def _elsewhere_too(target: FileView, plan: Plan) -> bool:
+    """The lines the hunk changes (for an insertion: the lines either side of it) occur at
+    another place of the file as well: a look-alike could be the place it found."""
+    hunk = plan.hunk
+    cut = len(hunk.old) - hunk.trail
+    core = list(hunk.old[hunk.lead : cut]) or list(hunk.old[max(hunk.lead - 1, 0) : cut + 1])
+    if not core:
+        return False
+    inside = plan.at + max(hunk.lead - 1, 0)
+    return any(s != inside and s != plan.at + hunk.lead for s in target.find(core))
 
 
 def replacement(plan: Plan, found: Sequence[bytes]) -> list[bytes]:
