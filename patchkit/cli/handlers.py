@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from patchkit.cli.args import where_of
 from patchkit.cli.explain import explained_json, print_explained
@@ -22,6 +23,9 @@ from patchkit.ops.context import Project, load_project, open_tree
 from patchkit.ops.status import status, status_target
 from patchkit.workspace.tree import Tree
 from patchkit.workspace.txn import Recovery
+
+if TYPE_CHECKING:
+    from patchkit.ops.apply import TargetApply
 
 
 def tree_of(entry: LockEntry, args: argparse.Namespace) -> Tree:
@@ -60,10 +64,7 @@ def apply_cmd(args: argparse.Namespace) -> int:
     except ApplyFailed as exc:
         _render_results(args, args.target, None, exc.results, "apply: FAILED", written=False)
         raise
-    for warning in done.warnings:
-        err_console.print(f"[yellow]warning:[/] {warning}", soft_wrap=True)
-    for item in done.skipped:
-        console.print(f"[yellow]not applicable to an installed {args.target}:[/] {item.reason}")
+    _say_before(args, done)
     report, tree = done.report, done.tree
     _say_recovered(args, report.recovered)
     if args.json:
@@ -80,14 +81,16 @@ def apply_cmd(args: argparse.Namespace) -> int:
     if args.verify:
         _verify_after_apply(args, project, tree, list(done.patches))
     if not args.json:
-        console.print(
-            status_table(
-                status(
-                    tree=tree, patches=project.listed(args.target), entry=project.entry(args.target)
-                )
-            )
-        )
+        listed, entry = project.listed(args.target), project.entry(args.target)
+        console.print(status_table(status(tree=tree, patches=listed, entry=entry)))
     return 0
+
+
+def _say_before(args: argparse.Namespace, done: TargetApply) -> None:
+    for warning in done.warnings:
+        err_console.print(f"[yellow]warning:[/] {warning}", soft_wrap=True)
+    for item in done.skipped:
+        console.print(f"[yellow]not applicable to an installed {args.target}:[/] {item.reason}")
 
 
 def _say_recovered(args: argparse.Namespace, recovered: Recovery | None) -> None:

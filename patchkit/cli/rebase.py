@@ -16,8 +16,9 @@ from patchkit.errors import ConfigError, RebaseStopped
 from patchkit.model import Outcome, PatchMeta, SourceKind, UpstreamStatus
 from patchkit.ops.apply import apply
 from patchkit.ops.context import Project, blobs_for, load_project
-from patchkit.ops.rebase import abort_rebase, continue_rebase, rebase, rebase_with_pins
+from patchkit.ops.rebase import abort_rebase, continue_rebase, rebase
 from patchkit.ops.rebase_conflicts import RebaseReport
+from patchkit.ops.rebase_pins import rebase_with_pins
 from patchkit.workspace.tree import checkout_tree
 
 

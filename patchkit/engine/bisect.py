@@ -23,12 +23,12 @@ from patchkit.gitrepo import GitRepo
 from patchkit.model import LockEntry, Outcome, PatchMeta, PatchResult, SourceKind
 from patchkit.targets import commits_match, profile
 from patchkit.upstream.index import PackageIndex
+from patchkit.upstream.refs import resolve_release_ref
 from patchkit.upstream.sources import (
     GitMirror,
     ReleaseStore,
     available_releases,
     package_of,
-    resolve_release_ref,
 )
 
 _HEX = re.compile(r"^[0-9a-f]{7,40}$")

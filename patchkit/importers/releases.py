@@ -19,11 +19,11 @@ from patchkit.errors import SourceError
 from patchkit.gitrepo import GitRepo
 from patchkit.model import LockEntry
 from patchkit.upstream.index import PackageIndex
+from patchkit.upstream.refs import resolve_release_ref
 from patchkit.upstream.sources import (
     ReleaseStore,
     available_releases,
     package_of,
-    resolve_release_ref,
 )
 
 

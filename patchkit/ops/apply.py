@@ -284,16 +284,7 @@ def apply_target(
     tree = open_tree(entry, where)
     kept = remembered_opt_ins(project, tree, include=include, exclude=exclude)
     patches = project.patches(target, include=(*include, *kept))
-    prebuilt = prebuilt_kernels(tree)
-    warnings = (
-        tuple(pin_warnings(project, tree))
-        + ((prebuilt,) if prebuilt else ())
-        + tuple(
-            f"kept opt-in patch {patch_id}, applied to {tree.root} before "
-            f"(`--exclude {patch_id}` drops it)"
-            for patch_id in kept
-        )
-    )
+    warnings = _warnings(project, tree, kept)
     skipped: list[NotApplicable] = []
     if tree.kind == "installed":
         patches, skipped = split_applicable(tree, patches)
@@ -311,6 +302,21 @@ def apply_target(
     finally:
         blobs.close()
     return TargetApply(report, tree, tuple(patches), warnings, tuple(skipped))
+
+
+def _warnings(project: Project, tree: Tree, kept: Sequence[str]) -> tuple[str, ...]:
+    """What a person should hear before the results: pins that disagree, prebuilt kernels that
+    make a patched source moot, opt-ins kept from an earlier apply."""
+    prebuilt = prebuilt_kernels(tree)
+    return (
+        tuple(pin_warnings(project, tree))
+        + ((prebuilt,) if prebuilt else ())
+        + tuple(
+            f"kept opt-in patch {patch_id}, applied to {tree.root} before "
+            f"(`--exclude {patch_id}` drops it)"
+            for patch_id in kept
+        )
+    )
 
 
 def remembered_opt_ins(

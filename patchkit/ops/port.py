@@ -18,7 +18,7 @@ from patchkit.engine.series import Blobs, run_patch, touched_paths
 from patchkit.errors import PatchFailed, SourceError, TreeError
 from patchkit.gitrepo import GitRepo, blob_id
 from patchkit.model import FileChange, Outcome, PatchKind, PatchMeta, PatchResult
-from patchkit.upstream.sources import resolve_release_ref
+from patchkit.upstream.refs import resolve_release_ref
 from patchkit.workspace.locks import writing
 from patchkit.workspace.state import StateStore
 from patchkit.workspace.tree import Tree, checkout_tree

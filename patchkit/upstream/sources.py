@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -409,23 +408,3 @@ def _check_commit(entry: LockEntry, upstream: str | None, where: str) -> None:
             f"{entry.name} {entry.version} at {entry.commit}",
             hint="fix the commit or version in upstream.lock (or the source) so they agree",
         )
-
-
-def resolve_release_ref(repo: GitRepo, ref: str) -> str | None:
-    """The commit ``ref`` names in ``repo``: itself (a commit, tag or branch); ``v<ref>`` (the tag
-    of a fetched release, so ``0.6.6`` works); ``refs/upstream/tags/<ref>`` (a git mirror's
-    tags); or the release commit whose message names upstream commit ``ref`` (or a prefix)."""
-    for candidate in (ref, f"v{ref}", f"refs/upstream/tags/{ref}"):
-        found = repo.resolve(candidate)
-        if found:
-            return found
-    if not re.fullmatch(r"[0-9a-fA-F]{7,40}", ref):
-        return None
-    out = repo.text("log", "--all", "--format=%H%x00%B%x01", f"--grep={TRAILER} {ref.lower()}")
-    for entry in out.split("\x01"):
-        commit, _, message = entry.strip().partition("\0")
-        for line in message.splitlines():
-            named = line.removeprefix(TRAILER).strip() if line.startswith(TRAILER) else ""
-            if named and commits_match(named, ref):
-                return commit
-    return None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from patchkit.ops.context import load_project
-from patchkit.ops.rebase import rebase_with_pins
+from patchkit.ops.rebase_pins import rebase_with_pins
 from patchkit.upstream.lock import pin_problems
 from testing.builders import Project, Upstream, run_git
 

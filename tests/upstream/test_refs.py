@@ -9,7 +9,8 @@ from patchkit.engine.bisect import IndexHistory
 from patchkit.errors import SourceError
 from patchkit.model import LockEntry, SourceKind, SourceSpec
 from patchkit.upstream.index import IndexConfig, PackageIndex
-from patchkit.upstream.sources import ReleaseStore, resolve_release_ref
+from patchkit.upstream.refs import resolve_release_ref
+from patchkit.upstream.sources import ReleaseStore
 from testing.fake_index import COMMITS, PROJECT, FakeIndex
 from testing.fake_index import fake_index as fake_index  # the fixture
 
