@@ -98,6 +98,17 @@ class FileView:
             rows.append(first)
         return common_prefix([tree.scope_path(r) for r in rows]) if rows else ()
 
+    def touched_scopes(self, hunk: Hunk, at: int) -> set[ScopePath]:
+        """Every scope path a hunk changes lines in (its removed lines, and the scope of its
+        insertion point), when its old lines start at ``at``."""
+        tree = self.tree
+        if tree is None:
+            return set()
+        first = at + hunk.lead
+        removed = len(hunk.old) - hunk.lead - hunk.trail
+        found = {tree.scope_path(r) for r in range(first, first + removed)}
+        return found | {self.hunk_scope(hunk, at)}
+
 
 @dataclass
 class Plan:

@@ -252,7 +252,10 @@ def misplaced(placer: Placer, merged: list[bytes]) -> list[tuple[ScopePath, int]
     base, target = placer.base, placer.target
     if base is None or base.tree is None or target.tree is None:
         return []
-    wanted = {base.hunk_scope(p.hunk, p.base_at) for p in placer.plans if p.base_at is not None}
+    wanted: set[ScopePath] = set()
+    for plan in placer.plans:
+        if plan.base_at is not None:
+            wanted |= base.touched_scopes(plan.hunk, plan.base_at)
     bad = []
     for start, end in _regions(target.lines, merged):
         got = _region_scope(target, start, end)
