@@ -92,8 +92,13 @@ def load_lock(path: Path) -> Lock:
     entries = {name: _entry(name, raw, path) for name, raw in targets.items()}
     lock = Lock(path=path, targets=entries)
     for problem in pin_problems(lock):
-        log.warning("%s", problem)
+        if problem not in _warned:  # a command loads the lock more than once: say it once
+            _warned.add(problem)
+            log.warning("%s", problem)
     return lock
+
+
+_warned: set[str] = set()
 
 
 def target(lock: Lock, name: str) -> LockEntry:
