@@ -278,3 +278,41 @@ def test_cmake_blocks_alike_are_told_apart_by_what_is_around_them(tmp_path: Path
     (mark,) = report.result.placements
     assert mark.rule is Rule.SURROUNDINGS
     assert mark.scope == ("if(CUDA_VERSION VERSION_GREATER_EQUAL 13.0)", "else()")
+
+
+MACRO = dedent(
+    """
+    #include <errno.h>
+
+    namespace fs = util::filesystem;
+
+    // Call a libc-style function and return on error.
+    #define CHECK_LIB_CALL(function, ...)        \\
+      {                                          \\
+        int _result = function(__VA_ARGS__);     \\
+        if (_result != 0) {                      \\
+          return fail(strerror(_result));        \\
+        }                                        \\
+      }                                          \\
+      static_assert(true)
+
+    int run() { return 0; }
+    """
+)
+
+
+def test_a_merge_may_change_every_scope_its_hunk_touched(tmp_path: Path) -> None:
+    """A hunk from a top-level comment into a macro body, merged three-way: the merge's
+    changes inside the macro are the hunk's own, not a misplacement."""
+    patched = MACRO.replace("libc-style function", "function that sets errno").replace(
+        "strerror(_result)", "strerror(_result == -1 ? errno : _result)"
+    )
+    upstream = MACRO.replace("#include <errno.h>\n", "#include <cerrno>\n#include <string>\n")
+    upstream = upstream.replace(
+        "namespace fs = util::filesystem;", "namespace fs = std::filesystem;"
+    )
+    report, text = ported(tmp_path, "exec.cpp", MACRO, patched, upstream)
+    assert report.outcome is Outcome.CARRIED, report.result.details
+    assert text == patched.replace(
+        "#include <errno.h>\n", "#include <cerrno>\n#include <string>\n"
+    ).replace("namespace fs = util::filesystem;", "namespace fs = std::filesystem;")
