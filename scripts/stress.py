@@ -50,6 +50,10 @@ class Tally:
     crashed: int = 0
     silent: int = 0
     notes: list[str] = field(default_factory=list)
+    kinds: dict[str, int] = field(default_factory=dict)  # trials of each kind (kill apply, ...)
+
+    def count(self, kind: str) -> None:
+        self.kinds[kind] = self.kinds.get(kind, 0) + 1
 
     def bad(self, kind: str, what: str) -> None:
         setattr(self, kind, getattr(self, kind) + 1)
@@ -190,7 +194,8 @@ def recovered(bench: Bench, tally: Tally, what: str) -> None:
     """After a kill or a race: status prints JSON; reset brings the release back exactly."""
     status = run(bench, ["status", *bench.tree_args(), "--json"], tally, f"{what}: status")
     try:
-        json.loads(status.stdout)
+        if json.loads(status.stdout).get("pending"):
+            tally.count("killed mid-write (journal left)")
     except ValueError:
         tally.bad("corrupt", f"{what}: status --json printed no JSON: {status.stdout[:200]!r}")
     reset = run(bench, ["reset", *bench.tree_args()], tally, f"{what}: reset")
@@ -214,6 +219,7 @@ def kill_trial(bench: Bench, rng: random.Random, tally: Tally, timing: dict[str,
         else [verb, *bench.tree_args()]
     )
     delay = rng.uniform(0.2, timing[verb])
+    tally.count(f"kill {verb}")
     killed(bench, args, delay)
     recovered(bench, tally, f"kill {verb} after {delay:.2f}s")
 
@@ -221,6 +227,7 @@ def kill_trial(bench: Bench, rng: random.Random, tally: Tally, timing: dict[str,
 def race_trial(bench: Bench, rng: random.Random, tally: Tally) -> None:
     verbs = ["apply", "apply", "reset", "port"]
     rng.shuffle(verbs)
+    tally.count("race")
     procs = []
     for verb in verbs:
         args = (
@@ -254,6 +261,7 @@ def race_trial(bench: Bench, rng: random.Random, tally: Tally) -> None:
 
 
 def fuzz_trial(bench: Bench, rng: random.Random, tally: Tally) -> None:
+    tally.count("fuzz")
     data = bench.small
     for _ in range(rng.randint(1, 3)):
         data = _mutate(rng, data)
