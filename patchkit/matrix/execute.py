@@ -55,8 +55,11 @@ class LocalPool:
         # the parent's open repositories or store
         context = multiprocessing.get_context("fork" if "fork" in methods else None)
         workers = min(self.workers, len(jobs))
+        # contiguous chunks: a worker sees a patch at neighbouring releases, whose files
+        # mostly did not change, so what it parsed for one it reuses for the next
+        chunk = -(-len(jobs) // (workers * 2))
         with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
-            return list(pool.map(self.compute, jobs))
+            return list(pool.map(self.compute, jobs, chunksize=chunk))
 
 
 @dataclass
