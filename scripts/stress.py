@@ -359,6 +359,7 @@ def main() -> int:
                 print(f"  trial {trial} ({kind}): {note}", flush=True)
     finally:
         _cleanup(bench, work, args.keep)
+    print("by kind: " + ", ".join(f"{k} {n}" for k, n in sorted(tally.kinds.items())))
     print(
         f"trials / corrupt / crashed / silent: "
         f"{tally.trials} / {tally.corrupt} / {tally.crashed} / {tally.silent}"
