@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from patchkit.engine.diffparse import Hunk
-from patchkit.engine.structure import ScopePath, ScopeTree, language_of, scopes_for
+from patchkit.engine.structure import Scope, ScopePath, ScopeTree, language_of, scopes_for
 from patchkit.model import Candidate, Rule
 
 _SPACE = re.compile(rb"\s+")
@@ -352,9 +352,33 @@ def _in_foreign_scope(placer: Placer, plan: Plan) -> bool:
         return False
     want = base.hunk_scope(plan.hunk, plan.base_at)
     got = placer.target.hunk_scope(plan.hunk, plan.at)
+    if want and not base.tree.named(want):  # a control block: alike ones by surroundings
+        return _other_block_fits(placer, plan, want)
     if not want or got == want or not placer.target.tree.find(want):
         return False
     plan.note = f"its context matches only in {' > '.join(got) or 'the top level'}"
+    return True
+
+
+def _other_block_fits(placer: Placer, plan: Plan, want: ScopePath) -> bool:
+    """The place is in a control block alike the hunk's own (same condition), but another
+    alike block's surroundings match the base better: the place may be a look-alike, so the
+    hunk is merged (or refused as ambiguous) instead."""
+    base, target = placer.base, placer.target
+    assert base is not None and base.tree is not None and target.tree is not None
+    row = (plan.base_at or 0) + plan.hunk.lead
+    own = next((s for s in base.tree.find(want) if s.holds(row)), None)
+    here = plan.at + plan.hunk.lead
+    if own is None:
+        return False
+    scores = {
+        b: _around(base.lines, own, target.lines, b) for b in target.tree.ending_with(want[-2:])
+    }
+    mine = max((v for b, v in scores.items() if b.holds(here)), default=0)
+    better = [b for b, v in scores.items() if v > mine and not b.holds(here)]
+    if not better:
+        return False
+    plan.note = f"an alike block at line {better[0].start + 1} keeps the surroundings of base"
     return True
 
 
@@ -368,6 +392,30 @@ def _elsewhere_too(target: FileView, plan: Plan) -> bool:
         return False
     inside = plan.at + max(hunk.lead - 1, 0)
     return any(s != inside and s != plan.at + hunk.lead for s in target.find(core))
+
+
+def _around(base: Sequence[bytes], scope: Scope, lines: Sequence[bytes], twin: Scope) -> int:
+    """How many telling lines before and after ``twin`` match those around ``scope`` at base."""
+    score = 0
+    for step, (b, t) in (
+        (-1, (scope.start - 1, twin.start - 1)),
+        (1, (scope.end + 1, twin.end + 1)),
+    ):
+        for _ in range(_AROUND):
+            if not (0 <= b < len(base) and 0 <= t < len(lines)) or base[b] != lines[t]:
+                break
+            score, b, t = score + weight(lines[t]), b + step, t + step
+    return score
+
+
+def by_surroundings(
+    base: Sequence[bytes], scope: Scope, lines: Sequence[bytes], twins: list[Scope]
+) -> list[Scope]:
+    """The one block whose surroundings match the base scope's clearly best (a lone block
+    too must match some), else none."""
+    scores = {i: _around(base, scope, lines, twin) for i, twin in enumerate(twins)}
+    best = clear_best(scores)
+    return [twins[i] for i, s in scores.items() if s == best] if best is not None else []
 
 
 def replacement(plan: Plan, found: Sequence[bytes]) -> list[bytes]:

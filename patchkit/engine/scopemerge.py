@@ -16,12 +16,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from patchkit.engine.diffparse import Hunk, split_lines
-from patchkit.engine.placement import FileView, Placer, Plan, clear_best, common_prefix, weight
+from patchkit.engine.placement import FileView, Placer, Plan, by_surroundings, common_prefix
 from patchkit.engine.structure import Scope, ScopePath
 from patchkit.gitrepo import MergeResult
 from patchkit.model import Candidate, Rule
 
-_AROUND = 50  # lines compared around alike control blocks
 Merger = Callable[[bytes, bytes, bytes, tuple[str, str, str]], MergeResult]
 
 
@@ -76,29 +75,6 @@ def _base_scope(base: FileView, plan: Plan) -> Scope | None:
     return next((s for s in base.tree.find(path) if s.holds(row)), None) if path else None
 
 
-def _around(base: Sequence[bytes], scope: Scope, lines: Sequence[bytes], twin: Scope) -> int:
-    """How many telling lines before and after ``twin`` match those around ``scope`` at base."""
-    score = 0
-    for step, (b, t) in (
-        (-1, (scope.start - 1, twin.start - 1)),
-        (1, (scope.end + 1, twin.end + 1)),
-    ):
-        for _ in range(_AROUND):
-            if not (0 <= b < len(base) and 0 <= t < len(lines)) or base[b] != lines[t]:
-                break
-            score, b, t = score + weight(lines[t]), b + step, t + step
-    return score
-
-
-def _by_surroundings(
-    base: Sequence[bytes], scope: Scope, lines: Sequence[bytes], twins: list[Scope]
-) -> list[Scope]:
-    """The one twin whose surroundings match the base scope's clearly best, else all."""
-    scores = {i: _around(base, scope, lines, twin) for i, twin in enumerate(twins)}
-    best = clear_best(scores)
-    return [twins[i] for i, s in scores.items() if s == best] if best is not None else twins
-
-
 def _twins(twins: list[Scope]) -> tuple[Candidate, ...]:
     return tuple(Candidate(s.start + 1, s.path) for s in twins)
 
@@ -128,10 +104,11 @@ class ScopeMerge:
             self.leftover.append(plan)
             return None
         twins = target.tree.find(scope.path)
-        if not scope.named and base.tree is not None:  # a control block: by what is around
-            tail = base.tree.block_tail(scope.path)
-            alike = target.tree.ending_with(tail) if tail == scope.path else twins
-            twins = _by_surroundings(base.lines, scope, target.lines, alike or twins)
+        if not scope.named:  # a control block has no name: found by what is around it
+            alike = target.tree.ending_with(scope.path[-2:])
+            twins = by_surroundings(base.lines, scope, target.lines, alike)
+            if not twins and len(alike) > 1:
+                twins = alike  # several, none clearly the one: ambiguous, naming them
         if len(twins) != 1:
             if not twins:
                 self.leftover.append(plan)

@@ -316,3 +316,35 @@ def test_a_merge_may_change_every_scope_its_hunk_touched(tmp_path: Path) -> None
     assert text == patched.replace(
         "#include <errno.h>\n", "#include <cerrno>\n#include <string>\n"
     ).replace("namespace fs = util::filesystem;", "namespace fs = std::filesystem;")
+
+
+def test_a_moved_control_block_is_merged_where_it_went_not_into_its_look_alike(
+    tmp_path: Path,
+) -> None:
+    """Upstream nested both blocks one level deeper and changed a line of the mm block's
+    context: only the fp4 block still has the hunk's context. The lines around the mm block
+    match the base better, so the change is merged there, never into the look-alike."""
+    block = dedent(
+        """
+          # {what} kernels
+          set(SRCS {what}.cu)
+          if(V13)
+            set(ARCHS "10.0f")
+          else()
+            set(ARCHS "10.0a")
+          endif()
+          add(SRCS)
+        """
+    )
+    base = "if(CUDA)\n" + block.format(what="mm") + "endif()\n"
+    base += "if(CUDA)\n" + block.format(what="fp4") + "endif()\n"
+    patched = base.replace('"10.0a"', '"10.0a;12.1a"', 1)
+    moved = block.format(what="mm").replace('"10.0f"', '"10.0f;11.0f"')
+    upstream = "if(GPU)\nif(CUDA)\n" + moved + "endif()\n"
+    upstream += "if(CUDA)\n" + block.format(what="fp4") + "endif()\nendif()\n"
+    report, text = ported(tmp_path, "CMakeLists.txt", base, patched, upstream)
+    assert report.outcome is Outcome.CARRIED, report.result.details
+    mm, fp4 = text.split("# fp4 kernels")
+    assert "12.1a" in mm and "12.1a" not in fp4
+    (mark,) = report.result.placements
+    assert mark.rule is Rule.SCOPE_MERGE and mark.scope[-2:] == ("if(V13)", "else()")
