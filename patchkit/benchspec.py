@@ -26,7 +26,7 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from patchkit.errors import ConfigError
+from patchkit.errors import ConfigError, shown
 from patchkit.model import Args, BenchCase, BenchFallback, BenchMetric, BenchSpec
 
 KEYS = {
@@ -99,7 +99,7 @@ def _callable(raw: Any, path: Path, where: str) -> str:
     match = CALLABLE.match(raw) if isinstance(raw, str) else None
     if match is None:
         raise ConfigError(
-            f'{path}: {where}.callable must look like "tests/bench_x.py::function" (got {raw!r})'
+            f'{path}: {where}.callable must look like "tests/bench_x.py::function" (got {shown(raw)})'
         )
     file = PurePosixPath(match.group("file"))
     if file.is_absolute() or ".." in file.parts:
@@ -110,14 +110,14 @@ def _callable(raw: Any, path: Path, where: str) -> str:
 def _number(raw: dict[str, Any], key: str, default: float, path: Path, where: str) -> float:
     value = raw.get(key, default)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(f"{path}: {where}.{key} must be a number (got {value!r})")
+        raise ConfigError(f"{path}: {where}.{key} must be a number (got {shown(value)})")
     return float(value)
 
 
 def _count(raw: dict[str, Any], key: str, default: int, path: Path, where: str) -> int:
     value = raw.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"{path}: {where}.{key} must be a whole number >= 1 (got {value!r})")
+        raise ConfigError(f"{path}: {where}.{key} must be a whole number >= 1 (got {shown(value)})")
     return value
 
 
@@ -135,7 +135,9 @@ def _metric(raw: Any, path: Path, where: str) -> BenchMetric:
         return BenchMetric(raw)
     except ValueError:
         known = ", ".join(repr(m.value) for m in BenchMetric)
-        raise ConfigError(f"{path}: {where}.metric must be one of {known} (got {raw!r})") from None
+        raise ConfigError(
+            f"{path}: {where}.metric must be one of {known} (got {shown(raw)})"
+        ) from None
 
 
 def _one(raw: Any, path: Path, index: int) -> BenchSpec:

@@ -103,3 +103,21 @@ class ImportRefused(PatchkitError):
     script), or names files outside the target. Names the source, the line and the way out."""
 
     exit_code = 2
+
+
+_NAMES = {"\0": "NUL", "\t": "TAB", "\n": "LF", "\r": "CR", "\x1b": "ESC"}
+
+
+def shown(value: object) -> str:
+    """A value as a message shows it to a person, not as Python's repr: text in quotes with
+    control characters named (``<NUL>``), ``nothing`` for None, bytes decoded."""
+    if value is None:
+        return "nothing"
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", errors="replace")
+    if not isinstance(value, str):
+        return str(value)
+    text = "".join(
+        ch if ch.isprintable() else f"<{_NAMES.get(ch, f'U+{ord(ch):04X}')}>" for ch in value
+    )
+    return f"'{text}'"

@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from patchkit.benchspec import load_benches
-from patchkit.errors import ConfigError
+from patchkit.errors import ConfigError, shown
 from patchkit.model import (
     PatchHistory,
     PatchKind,
@@ -52,14 +52,16 @@ def read_toml(path: Path) -> dict[str, Any]:
 def _str(raw: dict[str, Any], key: str, path: Path, *, default: str | None = None) -> str:
     value = raw.get(key, default)
     if not isinstance(value, str) or (default is None and not value):
-        raise ConfigError(f"{path}: key {key!r} must be a non-empty string (got {value!r})")
+        raise ConfigError(
+            f"{path}: key {shown(key)} must be a non-empty string (got {shown(value)})"
+        )
     return value
 
 
 def _strs(raw: dict[str, Any], key: str, path: Path) -> tuple[str, ...]:
     value = raw.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{path}: key {key!r} must be a list of strings")
+        raise ConfigError(f"{path}: key {shown(key)} must be a list of strings")
     return tuple(value)
 
 
@@ -108,7 +110,7 @@ def _patch_file(raw: dict[str, Any], meta_path: Path, patch_id: str) -> tuple[Pa
         names = ", ".join(c.name for c in candidates)
         what = "none" if not found else "more than one"
         raise ConfigError(
-            f"{meta_path}: patch {patch_id!r} needs exactly one of {names}; found {what}"
+            f"{meta_path}: patch {shown(patch_id)} needs exactly one of {names}; found {what}"
         )
     kind = KIND_BY_SUFFIX.get(found[0].suffix)
     if kind is None:
@@ -125,7 +127,9 @@ def _files(raw: dict[str, Any], path: Path, kind: PatchKind) -> tuple[str, ...]:
     for name in files:
         pure = PurePosixPath(name)
         if not name or pure.is_absolute() or ".." in pure.parts or "\\" in name:
-            raise ConfigError(f"{path}: files: {name!r} is not a relative path inside the tree")
+            raise ConfigError(
+                f"{path}: files: {shown(name)} is not a relative path inside the tree"
+            )
     if len(set(files)) != len(files):
         raise ConfigError(f"{path}: files lists a path twice")
     return files
@@ -136,12 +140,12 @@ def load_patch(meta_path: Path, set_name: str, targets: tuple[str, ...]) -> Patc
     patch_id = _str(raw, "id", meta_path)
     if patch_id != meta_path.stem:
         raise ConfigError(
-            f"{meta_path}: id {patch_id!r} must match the file name {meta_path.stem!r}"
+            f"{meta_path}: id {shown(patch_id)} must match the file name {shown(meta_path.stem)}"
         )
     target = _str(raw, "target", meta_path)
     if target not in targets:
         raise ConfigError(
-            f"{meta_path}: target {target!r} is not among the set's targets {targets}"
+            f"{meta_path}: target {shown(target)} is not among the set's targets {targets}"
         )
     try:
         status = UpstreamStatus(raw.get("status", "local"))
@@ -190,7 +194,7 @@ def load_patchset(root: Path) -> PatchSet:
     series = _strs(raw, "series", manifest)
     for patch_id in series:
         if not ID_PATTERN.match(patch_id):
-            raise ConfigError(f"{manifest}: series entry {patch_id!r} is not a valid patch id")
+            raise ConfigError(f"{manifest}: series entry {shown(patch_id)} is not a valid patch id")
     if len(set(series)) != len(series):
         raise ConfigError(f"{manifest}: series lists a patch twice")
     patches = tuple(load_patch(root / "patches" / f"{pid}.toml", name, targets) for pid in series)
@@ -211,7 +215,7 @@ def _check_requires(patches: tuple[PatchMeta, ...], manifest: Path) -> None:
         for needed in patch.requires:
             if needed not in seen:
                 raise ConfigError(
-                    f"{patch.meta_file}: requires {needed!r}, which is not earlier in the series "
+                    f"{patch.meta_file}: requires {shown(needed)}, which is not earlier in the series "
                     f"of {manifest}"
                 )
         seen.add(patch.id)
@@ -240,7 +244,7 @@ def select_patches(
     known = {p.id for p in patches}
     unknown = [i for i in (*include, *only) if i not in known]
     if unknown:
-        raise ConfigError(f"no patch {', '.join(unknown)} for target {target!r}")
+        raise ConfigError(f"no patch {', '.join(unknown)} for target {shown(target)}")
     if only:
         return [p for p in patches if p.id in only]
     retired = UpstreamStatus.MERGED

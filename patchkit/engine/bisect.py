@@ -18,7 +18,7 @@ from typing import Protocol
 from packaging.version import InvalidVersion, Version
 
 from patchkit.engine.series import Blobs, Overlay, run_series, touched_paths
-from patchkit.errors import PatchkitError, SourceError
+from patchkit.errors import PatchkitError, SourceError, shown
 from patchkit.gitrepo import GitRepo
 from patchkit.model import LockEntry, Outcome, PatchMeta, PatchResult, SourceKind
 from patchkit.targets import commits_match, profile
@@ -166,7 +166,7 @@ def _parse(version: str) -> Version:
     try:
         return Version(version)
     except InvalidVersion:
-        raise SourceError(f"{version!r} is not a release version") from None
+        raise SourceError(f"{shown(version)} is not a release version") from None
 
 
 def open_history(entry: LockEntry, *, index: PackageIndex | None = None) -> History:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from patchkit.engine.diffcheck import check_modes
-from patchkit.errors import MalformedPatch, UnsafePathError, UnsupportedChange
+from patchkit.errors import MalformedPatch, UnsafePathError, UnsupportedChange, shown
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*?)\r?\n?$", re.DOTALL)
 _INDEX = re.compile(rb"^index ([0-9a-fA-F]+)\.\.([0-9a-fA-F]+)(?: +(\S+))?\s*$")
@@ -73,23 +73,27 @@ def safe_relpath(raw: str, source: Path) -> str:
     """A repository-relative POSIX path, or UnsafePathError naming the patch file."""
     path = PurePosixPath(raw)
     if "\0" in raw:
-        raise UnsafePathError(f"{source}: refuses path {raw!r}: it holds a NUL byte")
+        raise UnsafePathError(f"{source}: refuses path {shown(raw)}: it holds a NUL byte")
     if path.is_absolute() or raw.startswith("~") or "\\" in raw:
-        raise UnsafePathError(f"{source}: refuses absolute path {raw!r}; patches use tree paths")
+        raise UnsafePathError(
+            f"{source}: refuses absolute path {shown(raw)}; patches use tree paths"
+        )
     if any(part in ("..", "") for part in raw.split("/")) or raw in (".", ""):
-        raise UnsafePathError(f"{source}: refuses path {raw!r}: it leaves the tree")
+        raise UnsafePathError(f"{source}: refuses path {shown(raw)}: it leaves the tree")
     if is_git_internal(raw):
-        raise UnsafePathError(f"{source}: refuses path {raw!r}: patches never write inside .git")
+        raise UnsafePathError(
+            f"{source}: refuses path {shown(raw)}: patches never write inside .git"
+        )
     encoded = raw.encode(*_ENCODING)
     longest = max(len(part) for part in encoded.split(b"/"))
     if longest > NAME_MAX:
         raise UnsafePathError(
-            f"{source}: refuses path {raw[:60]!r}...: one of its names is {longest} bytes, "
+            f"{source}: refuses path {shown(raw[:60])}...: one of its names is {longest} bytes, "
             f"longer than file systems allow ({NAME_MAX})"
         )
     if len(encoded) > PATH_MAX:
         raise UnsafePathError(
-            f"{source}: refuses path {raw[:60]!r}...: it is {len(encoded)} bytes, longer than "
+            f"{source}: refuses path {shown(raw[:60])}...: it is {len(encoded)} bytes, longer than "
             f"file systems allow ({PATH_MAX})"
         )
     return str(path)
@@ -235,7 +239,7 @@ class _Parser:
             self.in_file = None
             return
         raise MalformedPatch(
-            f"{self.source}: line {self.i + 1} ({_text(text)[:60]!r}) in the part for "
+            f"{self.source}: line {self.i + 1} ({shown(_text(text)[:60])}) in the part for "
             f"{self.in_file} is no part of any hunk: a hunk header is mangled or a hunk was cut, "
             "so some of its changes were lost",
             hint="regenerate the diff (git diff --full-index) rather than editing it by hand",
@@ -327,7 +331,7 @@ class _Parser:
     def _index(self, current: _File, text: bytes) -> None:
         found = _INDEX.match(text)
         if not found:
-            raise self.fail(f"a malformed index line {_text(text)!r}")
+            raise self.fail(f"a malformed index line {shown(_text(text))}")
         zero = re.compile(rb"0+")
         old, new = found.group(1), found.group(2)
         current.old_blob = None if zero.fullmatch(old) else _text(old).lower()
@@ -342,7 +346,7 @@ class _Parser:
             path = current.header_new or current.header_old or "a file"
             raise UnsupportedChange(
                 f"{self.source}: refuses the change to {path}: the diff gives it mode "
-                f"{text[:20]!r} (line {self.i + 1}), which is no file mode; patchkit writes only "
+                f"{shown(text[:20])} (line {self.i + 1}), which is no file mode; patchkit writes only "
                 "regular files with mode 100644 or 100755",
                 hint="regenerate the diff with git",
             )
@@ -365,7 +369,7 @@ class _Parser:
         header_line = self.lines[self.i]
         found = _HUNK.match(header_line)
         if not found:
-            raise self.fail(f"a malformed hunk header {_text(header_line.rstrip())!r}")
+            raise self.fail(f"a malformed hunk header {shown(_text(header_line.rstrip()))}")
         start, old_len, new_start, new_len, section = found.groups()
         old_count = int(old_len) if old_len is not None else 1
         new_count = int(new_len) if new_len is not None else 1

@@ -57,7 +57,7 @@ from patchkit.engine.rewrite_select import (
     valid_glob,
     valid_needle,
 )
-from patchkit.errors import ConfigError
+from patchkit.errors import ConfigError, shown
 from patchkit.model import Outcome, PatchResult, Step
 
 __all__ = [
@@ -136,31 +136,35 @@ def _validate(cls: type[Rewrite], file: Path) -> None:
     where = f"{file}: {cls.__name__}"
     path = getattr(cls, "path", None)
     if not isinstance(path, str) or not _is_relative_posix(path):
-        raise ConfigError(f"{where}.path must be a relative POSIX path inside the tree: {path!r}")
+        raise ConfigError(
+            f"{where}.path must be a relative POSIX path inside the tree: {shown(path)}"
+        )
     anchors = getattr(cls, "anchors", None)
     if not isinstance(anchors, dict) or not anchors:
         raise ConfigError(f"{where}.anchors must be a non-empty dict of name -> count")
     for name, count in anchors.items():
         if not isinstance(name, str) or not ANCHOR_RE.match(name):
-            raise ConfigError(f"{where}.anchors: {name!r} is not a qualified name or pattern")
+            raise ConfigError(f"{where}.anchors: {shown(name)} is not a qualified name or pattern")
         spec = anchor_spec(name, count)
         if spec is None or spec.low < 1:
             raise ConfigError(
-                f"{where}.anchors[{name!r}] must be a positive int or a (low, high) pair with "
-                f"1 <= low <= high, not {count!r}"
+                f"{where}.anchors[{shown(name)}] must be a positive int or a (low, high) pair with "
+                f"1 <= low <= high, not {shown(count)}"
             )
     for glob in _strings(cls, "search", where):
         if not valid_glob(glob) or is_git_internal(glob):
-            raise ConfigError(f"{where}.search: {glob!r} is not a relative glob inside the tree")
+            raise ConfigError(
+                f"{where}.search: {shown(glob)} is not a relative glob inside the tree"
+            )
     for needle in _strings(cls, "needles", where):
         if not valid_needle(needle):
-            raise ConfigError(f"{where}.needles: {needle!r} is not a regular expression")
+            raise ConfigError(f"{where}.needles: {shown(needle)} is not a regular expression")
 
 
 def _strings(cls: type[Rewrite], attr: str, where: str) -> tuple[str, ...]:
     value = getattr(cls, attr)
     if not isinstance(value, tuple) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where}.{attr} must be a tuple of strings, not {value!r}")
+        raise ConfigError(f"{where}.{attr} must be a tuple of strings, not {shown(value)}")
     return value
 
 

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 
-from patchkit.errors import ConfigError
+from patchkit.errors import ConfigError, shown
 from patchkit.model import LockEntry, PatchMeta, TestSpec
 from patchkit.patchset import patch_digest
 from patchkit.targets import commits_match
@@ -48,7 +48,7 @@ class Identity:
         match = _IDENTITY.match(text)
         if not match or not match.group("name"):
             raise ConfigError(
-                f"{text!r} is not an identity of the form 'Name <email>'",
+                f"{shown(text)} is not an identity of the form 'Name <email>'",
                 hint="pass --identity 'Your Name <you@example.com>' (the DCO sign-off uses it)",
             )
         return cls(match.group("name"), match.group("email"))

@@ -19,6 +19,7 @@ from patchkit.engine.deltas import change_deltas
 from patchkit.engine.diffparse import parse_diff
 from patchkit.engine.difftext import unified_diff
 from patchkit.engine.series import Blobs, Overlay, run_patch
+from patchkit.errors import shown
 from patchkit.importers.base import Reader, reader
 from patchkit.importers.model import Candidate, FileEdits
 from patchkit.importers.releases import Release, Releases
@@ -63,7 +64,9 @@ def edit_files(edits: Sequence[FileEdits], read: Reader) -> tuple[list[FileChang
         text = content.decode("utf-8", "surrogateescape")
         for r in fe.replaces:
             if r.old not in text:
-                missing.append(f"{fe.path}: script line {r.line}: text not found: {r.old[:60]!r}")
+                missing.append(
+                    f"{fe.path}: script line {r.line}: text not found: {shown(r.old[:60])}"
+                )
             text = text.replace(r.old, r.new, r.count)
         changes.append(FileChange(fe.path, text.encode("utf-8", "surrogateescape")))
     return changes, missing

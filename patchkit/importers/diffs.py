@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from patchkit.errors import ImportRefused
+from patchkit.errors import ImportRefused, shown
 from patchkit.importers.paths import repo_path, strip_components
 
 _HUNK = re.compile(rb"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
@@ -137,7 +137,7 @@ def _map(name: str | None, target: str, strip: int, directory: str, source: str)
     mapped = repo_path(stripped, target, directory=directory) if stripped else None
     if mapped is None or mapped.startswith(("/", "..")):
         raise ImportRefused(
-            f"{source}: {name!r} is not a file of {target} (after -p{strip}"
+            f"{source}: {shown(name)} is not a file of {target} (after -p{strip}"
             + (f" -d {directory}" if directory else "")
             + ")",
             hint="import only the files of the target's package; split other files out",

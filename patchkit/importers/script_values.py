@@ -14,6 +14,7 @@ from typing import Any
 
 import libcst as cst
 
+from patchkit.errors import shown
 from patchkit.importers.model import Replace
 
 SITE = "/site-packages"  # where ``pkg.__file__`` is taken to live
@@ -92,7 +93,7 @@ def _name(run: Run, node: cst.Name) -> Any:
     if node.value in constants:
         return constants[node.value]
     if node.value not in run.env:
-        raise Dynamic(node, f"name {node.value!r} is not bound to a literal")
+        raise Dynamic(node, f"name {shown(node.value)} is not bound to a literal")
     return run.env[node.value]
 
 
@@ -137,7 +138,7 @@ def _attribute(run: Run, node: cst.Attribute) -> Any:
         return Module(f"{base.name}.{attr}")
     if isinstance(base, File) and attr == "parent":
         return File(posixpath.dirname(base.path))
-    raise Dynamic(node, f"attribute {attr!r} cannot be read statically")
+    raise Dynamic(node, f"attribute {shown(attr)} cannot be read statically")
 
 
 def _call(run: Run, node: cst.Call) -> Any:

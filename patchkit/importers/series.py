@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from patchkit.errors import ImportRefused
+from patchkit.errors import ImportRefused, shown
 from patchkit.gitrepo import GitRepo, is_repo
 from patchkit.importers.diffs import map_diff
 from patchkit.importers.meta import parse_dep3, parse_mail
@@ -85,7 +85,7 @@ def read_range(spec: str, target: str) -> list[Candidate]:
     with GitRepo(root) as repo:
         for end in commits.split(".."):
             if repo.resolve(end) is None:
-                raise ImportRefused(f"{spec}: {end!r} is not a commit of {root}")
+                raise ImportRefused(f"{spec}: {shown(end)} is not a commit of {root}")
         data = repo.git("format-patch", "--stdout", "--full-index", "--no-signature", commits)
     parts = split_mbox(data)
     if not parts:

@@ -17,7 +17,7 @@ from typing import Any
 import tomlkit
 
 from patchkit.cache import cache_dir
-from patchkit.errors import ConfigError
+from patchkit.errors import ConfigError, shown
 from patchkit.importers.model import Meta, Origin
 from patchkit.patchset import ID_PATTERN, MANIFEST, read_toml
 
@@ -60,12 +60,12 @@ def set_root(project: Path, name: str, target: str) -> Path:
         targets = read_toml(manifest).get("patchset", {}).get("targets", [])
         if target not in targets:
             raise ConfigError(
-                f"{manifest}: set {name!r} is for {', '.join(targets)}, not {target}",
+                f"{manifest}: set {shown(name)} is for {', '.join(targets)}, not {target}",
                 hint="import into a set of this target (--into NAME makes a new one)",
             )
         return root
     if not ID_PATTERN.match(name):
-        raise ConfigError(f"{name!r} is not a valid set name (lowercase, digits, . _ -)")
+        raise ConfigError(f"{shown(name)} is not a valid set name (lowercase, digits, . _ -)")
     (root / "patches").mkdir(parents=True, exist_ok=True)
     doc = tomlkit.document()
     table = tomlkit.table()

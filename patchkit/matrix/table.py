@@ -10,7 +10,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from patchkit.engine.bisect import History, IndexHistory, Point
-from patchkit.errors import ConfigError
+from patchkit.errors import ConfigError, shown
 from patchkit.model import Outcome, PatchMeta
 
 ABSORBED = (Outcome.UPSTREAMED.value, Outcome.PARTLY_UPSTREAMED.value)
@@ -110,7 +110,8 @@ def select_points(history: History, spec: str) -> list[Point]:
     low, sep, high = spec.partition("..")
     if spec and not sep:
         raise ConfigError(
-            f"--releases {spec!r} is not FROM..TO or all", hint="e.g. --releases 0.19.0..latest"
+            f"--releases {shown(spec)} is not FROM..TO or all",
+            hint="e.g. --releases 0.19.0..latest",
         )
     start = history.resolve(low) if low else history.start()
     end = history.resolve(high or ("latest" if isinstance(history, IndexHistory) else "HEAD"))

@@ -43,9 +43,11 @@ class Project:
             for meta in patch_set.patches:
                 if meta.id == patch_id:
                     return meta
-        from patchkit.errors import ConfigError
+        from patchkit.errors import ConfigError, shown
 
-        raise ConfigError(f"no patch {patch_id!r} in the patch sets under {self.root}/patchsets")
+        raise ConfigError(
+            f"no patch {shown(patch_id)} in the patch sets under {self.root}/patchsets"
+        )
 
 
 def load_project(start: Path, sets: list[str] | None = None) -> Project:

@@ -15,7 +15,7 @@ from pathlib import Path
 from patchkit.engine.deltas import change_deltas
 from patchkit.engine.difftext import unified_diff
 from patchkit.engine.series import Blobs, Overlay, run_patch
-from patchkit.errors import PatchFailed, TreeError
+from patchkit.errors import PatchFailed, TreeError, shown
 from patchkit.importers.formats import MARKER, is_export_dir, mail, mail_name, quilt_patch
 from patchkit.model import PatchMeta
 from patchkit.ops.apply import upstream_view
@@ -61,7 +61,7 @@ def export_series(
     """Write the series of ``patches`` (in order, on the files ``lock`` reads) to
     ``directory`` (absent, empty, or an earlier export, which is replaced)."""
     if fmt not in FORMATS:
-        raise PatchFailed(f"unknown series format {fmt!r} (quilt or mbox)")
+        raise PatchFailed(f"unknown series format {shown(fmt)} (quilt or mbox)")
     if not is_export_dir(directory):
         raise TreeError(
             f"{directory} is not empty and not an earlier export; refusing to replace it",

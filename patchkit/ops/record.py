@@ -12,7 +12,7 @@ import tomlkit
 
 from patchkit.engine.difftext import FileDelta, unified_diff
 from patchkit.engine.series import Blobs, Overlay, run_series, touched_paths
-from patchkit.errors import ConfigError, PatchFailed, TreeError
+from patchkit.errors import ConfigError, PatchFailed, TreeError, shown
 from patchkit.model import PatchKind, PatchMeta, PatchSet, UpstreamStatus
 from patchkit.ops.apply import series_applied, upstream_view
 from patchkit.ops.context import Project, blobs_for, open_checkout
@@ -73,14 +73,14 @@ def record(
 ) -> RecordReport:
     """Record edits as patch ``patch_id``: new (appended to the set) or a refresh of it."""
     if not ID_PATTERN.match(patch_id):
-        raise ConfigError(f"{patch_id!r} is not a valid patch id (lowercase, digits, . _ -)")
+        raise ConfigError(f"{shown(patch_id)} is not a valid patch id (lowercase, digits, . _ -)")
     existing = next((p for p in series if p.id == patch_id), None)
     if existing is not None:
         return _refresh(tree, series, existing, blobs, paths)
     patches_dir = patch_set.root / "patches"
     refuse_taken(patch_id, patch_set.patches, patches_dir)
     if not title or not why:
-        raise ConfigError(f"a new patch {patch_id!r} needs --title and --why")
+        raise ConfigError(f"a new patch {shown(patch_id)} needs --title and --why")
     store = StateStore(tree.state_dir)
     state = store.load()
     _require_applied(tree, state, series)

@@ -28,7 +28,7 @@ from packaging.version import InvalidVersion, Version
 
 from patchkit import progress
 from patchkit.cache import cache_dir
-from patchkit.errors import SourceError
+from patchkit.errors import SourceError, shown
 
 if TYPE_CHECKING:  # the index client (and rich's bar) load when the index is asked, not before
     import requests
@@ -204,7 +204,7 @@ class PackageIndex:
                 return client.get_project_page(project, timeout=TIMEOUT_S)
             except NoSuchProjectError as exc:
                 raise SourceError(
-                    f"project {project!r} not found on the package index {self.url}",
+                    f"project {shown(project)} not found on the package index {self.url}",
                     hint=f"check the package name; the index comes from {self.config.origin}",
                 ) from exc
             except (requests.RequestException, ValueError) as exc:
@@ -307,7 +307,7 @@ def parse_version(project: str, version: str) -> Version:
         return Version(version)
     except InvalidVersion as exc:
         raise SourceError(
-            f"{project}: {version!r} is not a valid version", hint="use a PEP 440 version"
+            f"{project}: {shown(version)} is not a valid version", hint="use a PEP 440 version"
         ) from exc
 
 
@@ -373,7 +373,7 @@ def _check_member(member: tarfile.TarInfo, top: str | None, archive: Path) -> No
         problem = "is a device or fifo"
     if problem:
         raise SourceError(
-            f"{archive}: member {name!r} {problem}; refusing to extract the release",
+            f"{archive}: member {shown(name)} {problem}; refusing to extract the release",
             hint="the archive is unsafe or broken; report it to the project or use a git source",
         )
 

@@ -17,7 +17,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from patchkit.errors import ConfigError
+from patchkit.errors import ConfigError, shown
 from patchkit.model import Lock, LockEntry, SourceKind, SourceSpec
 from patchkit.patchset import read_toml
 
@@ -41,7 +41,7 @@ def find_lock(start: Path) -> Path:
 def _require(table: Any, key: str, where: str, path: Path) -> str:
     value = table.get(key)
     if not isinstance(value, str) or not value:
-        raise ConfigError(f"{path}: {where}.{key} must be a non-empty string (got {value!r})")
+        raise ConfigError(f"{path}: {where}.{key} must be a non-empty string (got {shown(value)})")
     return value
 
 
@@ -54,14 +54,16 @@ def _source(raw: Any, where: str, path: Path) -> SourceSpec:
     except ValueError:
         choices = ", ".join(k.value for k in SourceKind)
         raise ConfigError(
-            f"{path}: {where}.source.kind {kind_text!r} is not one of {choices}"
+            f"{path}: {where}.source.kind {shown(kind_text)} is not one of {choices}"
         ) from None
     spec = SourceSpec(
         kind=kind, package=raw.get("package"), url=raw.get("url"), path=raw.get("path")
     )
     needed = {SourceKind.INDEX: "package", SourceKind.GIT: "url", SourceKind.PATH: "path"}[kind]
     if not getattr(spec, needed):
-        raise ConfigError(f"{path}: {where}.source.{needed} is required for kind = {kind.value!r}")
+        raise ConfigError(
+            f"{path}: {where}.source.{needed} is required for kind = {shown(kind.value)}"
+        )
     return spec
 
 
@@ -106,7 +108,7 @@ def target(lock: Lock, name: str) -> LockEntry:
         return lock.targets[name]
     except KeyError:
         known = ", ".join(sorted(lock.targets))
-        raise ConfigError(f"{lock.path}: no target {name!r} (known: {known})") from None
+        raise ConfigError(f"{lock.path}: no target {shown(name)} (known: {known})") from None
 
 
 def pin_problems(lock: Lock) -> list[str]:

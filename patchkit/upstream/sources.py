@@ -27,7 +27,7 @@ from packaging.version import InvalidVersion, Version
 
 from patchkit import progress
 from patchkit.cache import cache_dir
-from patchkit.errors import ConfigError, GitError, SourceError, TreeError
+from patchkit.errors import ConfigError, GitError, SourceError, TreeError, shown
 from patchkit.gitrepo import GitRepo, is_repo
 from patchkit.model import LockEntry, SourceKind
 from patchkit.targets import commits_match, profile, release_commit
@@ -382,7 +382,7 @@ def _fetch_path(entry: LockEntry, version: str | None) -> FetchedTree:
     path = Path(entry.source.path or "").expanduser().resolve()
     if not entry.source.path or not path.is_dir():
         raise SourceError(
-            f"{entry.name}: the source path {entry.source.path!r} is not a directory",
+            f"{entry.name}: the source path {shown(entry.source.path)} is not a directory",
             hint="fix `source.path` in upstream.lock, or clone the project there",
         )
     if not _is_locked(entry, version):

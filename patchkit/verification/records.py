@@ -136,8 +136,7 @@ def _machine_records(set_root: Path, cache: str | None) -> Path:
 def load_records(set_root: Path) -> list[Record]:
     """Every record of the set, the tracked ones and this machine's, oldest first."""
     both = [*_read(records_path(set_root)), *_read(records_path(set_root, tracked=False))]
-    unique = {(r.time, r.patch, r.environment.kind): r for r in both}
-    return sorted(unique.values(), key=_key)
+    return sorted(both, key=_key)  # a run is written to one of the two, never both
 
 
 def _read(path: Path) -> list[Record]:

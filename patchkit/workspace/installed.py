@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from patchkit.errors import TreeError
+from patchkit.errors import TreeError, shown
 from patchkit.model import LockEntry
 from patchkit.targets import TargetProfile, commits_match, profile
 from patchkit.workspace.state import StateStore
@@ -131,7 +131,7 @@ def _report(stdout: str, dist_name: str, python: Path | str) -> dict[str, object
         report = None
     if not isinstance(report, dict) or "found" not in report:
         raise InstalledError(
-            f"{python} did not report on {dist_name}: {stdout.strip()[-400:]!r}",
+            f"{python} did not report on {dist_name}: {shown(stdout.strip()[-400:])}",
             hint="pass --python PATH of the interpreter the package is installed for",
         )
     return report

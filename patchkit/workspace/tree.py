@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from patchkit.errors import TreeError, UnsafePathError
+from patchkit.errors import TreeError, UnsafePathError, shown
 from patchkit.gitrepo import locate_checkout
 
 
@@ -41,7 +41,7 @@ class Tree:
 
     def disk_path(self, repo_path: str) -> Path:
         if "\0" in repo_path:
-            raise UnsafePathError(f"{repo_path!r}: holds a NUL byte, which no file name can")
+            raise UnsafePathError(f"{shown(repo_path)}: holds a NUL byte, which no file name can")
         try:
             return self._disk_path(repo_path)
         except OSError as exc:  # a name too long, a loop of links: no file there can be used

@@ -65,3 +65,23 @@ def test_a_tree_with_edits_in_patched_files_is_refused_with_4(tmp_path: Path) ->
     s = scenario(tmp_path)
     (s.root / "a.txt").write_text("edited by hand\n")
     assert run(s, "apply") == 4
+
+
+def test_messages_show_values_not_python_reprs() -> None:
+    from patchkit.errors import shown
+
+    assert shown("a\x00b") == "'a<NUL>b'"
+    assert shown(None) == "nothing"
+    assert shown(b"x\ty") == "'x<TAB>y'"
+    assert shown(3) == "3"
+
+
+def test_a_nul_byte_in_a_patch_path_is_named_not_repred(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    s = scenario(tmp_path)
+    patch = s.set_root / "patches" / "p1.patch"
+    patch.write_bytes(b"--- a/a\x00.txt\n+++ b/a\x00.txt\n@@ -1 +1 @@\n-a one\n+A one\n")
+    assert run(s, "apply") == 5
+    err = capsys.readouterr().err
+    assert "<NUL>" in err and "\\x00" not in err
