@@ -311,10 +311,14 @@ def publish(
 ) -> None:
     """Write patch files, metadata and the moved lock together, through the journal: all of
     them or (after a failure, or a crash and the next rebase) none."""
-    tree = project_tree(lock.parent)
     moved = moved_lock_text(lock, target, version=version, commit=commit, pins=pins)
-    contents = {**files, lock: moved.encode()}
-    writes = [Write(_rel(tree, path), content) for path, content in contents.items()]
+    write_project_files(lock.parent, {**files, lock: moved.encode()})
+
+
+def write_project_files(root: Path, files: dict[Path, bytes]) -> None:
+    """Write project files (under ``root``) together, through the journal."""
+    tree = project_tree(root)
+    writes = [Write(_rel(tree, path), content) for path, content in files.items()]
     txn_commit(tree, StateStore(tree.state_dir), writes, KEEP, command="rebase")
 
 

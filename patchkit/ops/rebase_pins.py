@@ -8,7 +8,7 @@ from pathlib import Path
 
 from patchkit.ops.context import Project, load_project
 from patchkit.ops.rebase import rebase
-from patchkit.ops.rebase_conflicts import RebaseReport
+from patchkit.ops.rebase_conflicts import RebaseReport, project_writer, write_project_files
 from patchkit.upstream.lock import pins_to_move
 
 
@@ -36,6 +36,18 @@ def rebase_with_pins(
     """Rebase ``target`` onto ``onto``, then every target its new release pins (vLLM pins
     FlashInfer) onto the pinned version. All or nothing: when a pinned target stops, the
     project's lock and patch files are restored as they were, so no target moves alone."""
+    with project_writer(project.root):  # one writer of the project for the whole transaction
+        return _with_pins(project, target, onto, allow_pending, sets, explain)
+
+
+def _with_pins(
+    project: Project,
+    target: str,
+    onto: str,
+    allow_pending: bool,
+    sets: list[str] | None,
+    explain: bool,
+) -> PinnedRebase:
     saved = _snapshot(project.root)
     first = rebase(
         project=project,
@@ -60,7 +72,7 @@ def rebase_with_pins(
         )
         reports.append(report)
         if not report.lock_moved:
-            _restore(saved)
+            _restore(project.root, saved)
             return PinnedRebase(tuple(reports), rolled_back=True)
         moved = load_project(project.root, sets)
     return PinnedRebase(tuple(reports))
@@ -72,7 +84,11 @@ def _snapshot(root: Path) -> dict[Path, bytes]:
     return {path: path.read_bytes() for path in files}
 
 
-def _restore(saved: dict[Path, bytes]) -> None:
-    for path, content in saved.items():
-        if not path.exists() or path.read_bytes() != content:
-            path.write_bytes(content)
+def _restore(root: Path, saved: dict[Path, bytes]) -> None:
+    """The project's files back as they were, together (through the journal)."""
+    changed = {
+        path: content
+        for path, content in saved.items()
+        if not path.exists() or path.read_bytes() != content
+    }
+    write_project_files(root, changed)
