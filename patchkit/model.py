@@ -133,6 +133,29 @@ class PatchHistory:
     pending: str | None = None  # "conflict on 0.33.0": left behind by `rebase --allow-pending`
 
 
+class PrState(str, enum.Enum):
+    """Where an upstream pull request for the same fix stands (``[upstream] state``)."""
+
+    NONE = "none"  # no upstream PR known
+    OPEN = "open"
+    MERGED = "merged"
+    CLOSED = "closed"  # closed unmerged: a new PR may be made, naming it
+
+
+@dataclass(frozen=True)
+class UpstreamPr:
+    """``[upstream]`` of a patch's metadata: the upstream PR for the same fix, if any."""
+
+    pr: str | None = None  # its URL
+    state: PrState = PrState.NONE
+    checked: str | None = None  # "YYYY-MM-DD": when the state was last looked up
+
+    @property
+    def number(self) -> str | None:
+        tail = self.pr.rstrip("/").rsplit("/", 1)[-1] if self.pr else ""
+        return tail if tail.isdigit() else None
+
+
 @dataclass(frozen=True)
 class PatchMeta:
     id: str
@@ -158,6 +181,7 @@ class PatchMeta:
     history: PatchHistory = PatchHistory()
     # A rewrite's files, declared so they are known without importing it; () = not declared
     files: tuple[str, ...] = ()
+    upstream: UpstreamPr = UpstreamPr()  # ``[upstream]``: an upstream PR for the same fix
 
 
 @dataclass(frozen=True)

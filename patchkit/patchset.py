@@ -17,7 +17,9 @@ from patchkit.model import (
     PatchKind,
     PatchMeta,
     PatchSet,
+    PrState,
     TestSpec,
+    UpstreamPr,
     UpstreamStatus,
 )
 
@@ -135,6 +137,38 @@ def _files(raw: dict[str, Any], path: Path, kind: PatchKind) -> tuple[str, ...]:
     return files
 
 
+DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+PR_URL = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/pull/\d+$")
+
+
+def _upstream(raw: dict[str, Any], path: Path) -> UpstreamPr:
+    """``[upstream] pr = URL, state = "none|open|merged|closed", checked = "YYYY-MM-DD"``."""
+    table = raw.get("upstream", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [upstream] must be a table (pr, state, checked)")
+    unknown = sorted(set(table) - {"pr", "state", "checked"})
+    if unknown:
+        raise ConfigError(f"{path}: [upstream] has unknown keys {unknown}: use pr, state, checked")
+    try:
+        state = PrState(table.get("state", "none"))
+    except ValueError:
+        raise ConfigError(
+            f"{path}: [upstream] state {table.get('state')!r} must be none, open, merged or closed"
+        ) from None
+    pr = table.get("pr") or None
+    if pr is not None and not (isinstance(pr, str) and PR_URL.match(pr)):
+        raise ConfigError(
+            f"{path}: [upstream] pr {pr!r} must be a GitHub pull request URL "
+            "(https://github.com/OWNER/REPO/pull/N)"
+        )
+    if state is not PrState.NONE and pr is None:
+        raise ConfigError(f'{path}: [upstream] state = "{state.value}" needs pr = URL')
+    checked = table.get("checked") or None
+    if checked is not None and not (isinstance(checked, str) and DATE.match(checked)):
+        raise ConfigError(f"{path}: [upstream] checked {checked!r} must be a date YYYY-MM-DD")
+    return UpstreamPr(pr=pr, state=state, checked=checked)
+
+
 def load_patch(meta_path: Path, set_name: str, targets: tuple[str, ...]) -> PatchMeta:
     raw = read_toml(meta_path)
     patch_id = _str(raw, "id", meta_path)
@@ -173,6 +207,7 @@ def load_patch(meta_path: Path, set_name: str, targets: tuple[str, ...]) -> Patc
         benches=load_benches(raw, meta_path),
         optional=bool(raw.get("optional", False)),
         files=_files(raw, meta_path, kind),
+        upstream=_upstream(raw, meta_path),
         pr_tags=tuple(pr.get("tags", ())),
         pr_scope=pr.get("scope") or None,
         notes=_str(raw, "notes", meta_path, default=""),

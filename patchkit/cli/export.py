@@ -51,12 +51,17 @@ def default_identity(repo_path: Path) -> Identity:
 
 
 def report_lines(report: ExportReport) -> list[str]:
-    lines = []
+    lines = [f"left out: {why}" for why in report.left_out]
     for e in report.exports:
         lines.append(f"{e.state.value}: {e.branch} at {e.commit[:12]} ({', '.join(e.files)})")
         lines += [f"  carries first the patch it needs: {dep}" for dep in e.stacked_on]
         lines += [f"  {note}" for note in e.formatting]
         lines += [f"  title: {e.text.title}", f"  text: {e.out_dir}/COMMIT_MSG, PR_BODY.md"]
+        lines += (
+            [f"  upstream PR {e.comment_for} is open: no new PR; comment for it: COMMENT.md"]
+            if e.comment_for
+            else []
+        )
         lines += [f"  pushed to {e.pushed_to}"] if e.pushed_to else []
         lines += [f"  PR: {e.pr_url}"] if e.pr_url else []
     return lines

@@ -257,7 +257,12 @@ def _issues(inp: TextInput) -> list[str]:
     refs = [_issue_ref(i, inp.repository) for i in inp.meta.issues]
     # "Addresses", not "Fixes": a closing keyword would close an issue the patch may fix only
     # in part; the submitter decides.
-    return [f"Addresses {ref}" if ref.startswith("#") else f"Related: {ref}" for ref in refs]
+    lines = [f"Addresses {ref}" if ref.startswith("#") else f"Related: {ref}" for ref in refs]
+    up = inp.meta.upstream
+    if up.pr and up.state.value != "none":
+        ref = f"#{up.number}" if up.pr.startswith(inp.repository.rstrip("/")) else up.pr
+        lines.append(f"Same fix as {ref} ({up.state.value} when checked on {up.checked or '?'})")
+    return lines
 
 
 def _dependencies(inp: TextInput) -> str:

@@ -56,6 +56,11 @@ def write_files(repo: GitRepo, export: PatchExport, base: str, record: dict[str,
     (out / "COMMIT_MSG").write_text(export.text.commit_message)
     (out / "PR_TITLE").write_text(export.text.title + "\n")
     (out / "PR_BODY.md").write_text(export.text.body)
+    comment = out / "COMMENT.md"
+    if export.comment_for:
+        comment.write_text(comment_text(export))
+    else:
+        comment.unlink(missing_ok=True)
     (out / f"{export.patch_id}.patch").write_bytes(repo.format_patch(export.commit))
     branches = record_table(record, "branches")  # checkout -> the commit the branch was left at
     branches[str(repo.path)] = export.commit
@@ -70,6 +75,15 @@ def write_files(repo: GitRepo, export: PatchExport, base: str, record: dict[str,
             "branches": branches,
             "pushed": record_table(record, "pushed"),  # remote URL -> the commit last pushed there
         },
+    )
+
+
+def comment_text(export: PatchExport) -> str:
+    """The PR text as a comment for the open upstream PR that makes the same fix."""
+    return (
+        f"A comment for {export.comment_for}, which makes the same fix: what we found and "
+        "tested, offered to that PR rather than as a new one.\n\n"
+        f"### {export.text.title}\n\n{export.text.body}"
     )
 
 
@@ -178,8 +192,8 @@ def _open_pr(
     gh: str, export: PatchExport, fork_url: str, upstream: str, cwd: Path, meta_file: Path
 ) -> PatchExport:
     """``gh pr create`` for one branch, unless the patch already has a PR."""
-    if export.pr_url:
-        log.info("%s already has a PR: %s", export.patch_id, export.pr_url)
+    if export.pr_url or export.comment_for:
+        log.info("%s already has a PR: %s", export.patch_id, export.pr_url or export.comment_for)
         return export
     owner = _slug(fork_url).split("/")[0]
     options = {

@@ -32,6 +32,7 @@ class PatchExport:
     formatting: tuple[str, ...] = ()  # what the target's formatters did, or why they did not
     pushed_to: str | None = None  # the remote URL the branch was pushed to
     pr_url: str | None = None
+    comment_for: str | None = None  # an open upstream PR for the same fix: COMMENT.md is for it
 
 
 @dataclass(frozen=True)
@@ -39,12 +40,14 @@ class ExportReport:
     target: str
     base: str  # the commit every branch is based on
     exports: tuple[PatchExport, ...]
+    left_out: tuple[str, ...] = ()  # "<id>: merged upstream in <PR>": not exported
 
     def to_json(self) -> dict[str, Any]:
         return {
             "target": self.target,
             "base": self.base,
             "exports": [_json(e) for e in self.exports],
+            "left_out": list(self.left_out),
         }
 
 

@@ -50,7 +50,7 @@ from patchkit.export.publish import (
 )
 from patchkit.export.results import BranchState, ExportReport, PatchExport
 from patchkit.gitrepo import GitRepo, is_repo
-from patchkit.model import LockEntry, Outcome, PatchMeta
+from patchkit.model import LockEntry, Outcome, PatchMeta, PrState
 from patchkit.ops.context import Project, blobs_for
 from patchkit.targets import commits_match, profile
 from patchkit.upstream.sources import TRAILER
@@ -106,7 +106,7 @@ def export_pr(
     """Export ``patch_ids`` of ``target`` (none: its whole series) as branches of the checkout at
     ``tree_root``."""
     entry = project.entry(target)
-    metas = _selected(project, target, patch_ids)
+    metas, left_out = _not_merged(_selected(project, target, patch_ids), named=bool(patch_ids))
     if open_pr and not push_remote:
         raise ConfigError("--open needs --push REMOTE: the PR's branch must be on your fork")
     gh = find_gh() if open_pr else None
@@ -130,7 +130,22 @@ def export_pr(
             cwd=tree_root,
             meta_files=meta_files,
         )
-    return ExportReport(target, base, tuple(exports))
+    return ExportReport(target, base, tuple(exports), left_out)
+
+
+def _not_merged(metas: list[PatchMeta], *, named: bool) -> tuple[list[PatchMeta], tuple[str, ...]]:
+    """The patches without a merged upstream PR; a merged one named on its own is refused, one
+    of the target's series is left out and said."""
+    merged = [m for m in metas if m.upstream.state is PrState.MERGED]
+    if named and merged:
+        raise ConfigError(
+            "merged upstream already, nothing to export: "
+            + ", ".join(f"{m.id} (PR #{m.upstream.number}: {m.upstream.pr})" for m in merged),
+            hint="retire the patch when the pin moves past the merge (patchkit rebase), or set "
+            "[upstream] state in its metadata if the PR was reverted",
+        )
+    kept = [m for m in metas if m not in merged]
+    return kept, tuple(f"{m.id}: merged upstream in {m.upstream.pr}" for m in merged)
 
 
 def _selected(project: Project, target: str, patch_ids: Sequence[str]) -> list[PatchMeta]:
@@ -229,6 +244,7 @@ def _prepare(ctx: _Ctx, meta: PatchMeta) -> PatchExport:
         stacked_on=tuple(p.id for p in stacked),
         formatting=built.formatting,
         pr_url=meta.prs[-1] if meta.prs else None,
+        comment_for=meta.upstream.pr if meta.upstream.state is PrState.OPEN else None,
     )
 
 

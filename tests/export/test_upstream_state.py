@@ -1,0 +1,67 @@
+"""``[upstream]`` in a patch's metadata: a merged upstream PR refuses the export, an open one
+turns the text into a comment for it; malformed tables are clear configuration errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from patchkit.errors import ConfigError
+from patchkit.patchset import load_patch
+from tests.export.test_export import VLLM_META, vllm_case
+
+PR = "https://github.com/vllm-project/vllm/pull/41233"
+
+
+def upstream(state: str, pr: str = PR) -> str:
+    return VLLM_META + f'\n[upstream]\npr = "{pr}"\nstate = "{state}"\nchecked = "2026-11-23"\n'
+
+
+def test_merged_named_patch_is_refused_naming_the_pr(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    case.set_meta("fix-f", upstream("merged"))
+    with pytest.raises(ConfigError, match="PR #41233") as err:
+        case.export("fix-f")
+    assert err.value.exit_code == 2
+    assert case.git("branch", "--list", "patchkit/*") == ""
+
+
+def test_merged_patch_of_a_series_is_left_out_and_said(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    case.set_meta("fix-f", upstream("merged"))
+    report = case.export()
+    assert report.exports == ()
+    assert report.left_out == (f"fix-f: merged upstream in {PR}",)
+
+
+def test_open_pr_gets_a_comment_not_a_new_pr(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    case.set_meta("fix-f", upstream("open"))
+    (export,) = case.export("fix-f").exports
+    assert export.comment_for == PR
+    comment = (export.out_dir / "COMMENT.md").read_text()
+    assert comment.startswith(f"A comment for {PR}")
+    assert "Same fix as " in export.text.body  # the PR named in the text itself
+    case.set_meta("fix-f", upstream("closed"))
+    (export,) = case.export("fix-f").exports
+    assert export.comment_for is None
+    assert not (export.out_dir / "COMMENT.md").exists()
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ('state = "gone"\npr = "' + PR + '"', "must be none, open, merged or closed"),
+        ('state = "open"', "needs pr = URL"),
+        ('pr = "#41233"', "GitHub pull request URL"),
+        ('checked = "yesterday"', "must be a date"),
+        ("prr = 1", "unknown keys"),
+    ],
+)
+def test_bad_upstream_tables_are_config_errors(tmp_path: Path, table: str, message: str) -> None:
+    meta = tmp_path / "p.toml"
+    (tmp_path / "p.patch").write_text("")
+    meta.write_text(f'id = "p"\ntarget = "vllm"\ntitle = "t"\nwhy = "w"\n[upstream]\n{table}\n')
+    with pytest.raises(ConfigError, match=message):
+        load_patch(meta, "demo", ("vllm",))
