@@ -38,3 +38,11 @@ def test_quiet_shows_nothing() -> None:
     finally:
         progress.configure()
     assert out.getvalue() == ""
+
+
+def test_quiet_is_taken_before_or_after_the_command() -> None:
+    from patchkit.cli import build_parser
+
+    for argv in (["-q", "status", "-t", "vllm"], ["status", "-t", "vllm", "--quiet"]):
+        assert build_parser(only="status").parse_args(argv).quiet is True
+    assert build_parser(only="status").parse_args(["status", "-t", "vllm"]).quiet is False

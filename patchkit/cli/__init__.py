@@ -230,6 +230,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         if only is not None and only != command.name:
             continue  # a parser per command costs: build the chosen one's alone
         parser_ = sub.add_parser(command.name, help=command.help, description=command.help)
+        parser_.add_argument(  # also after the command: `patchkit rebase ... --quiet`
+            "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+        )
         _resolve(command.arguments)(parser_)
         parser_.set_defaults(handler=command.handler)
     return parser
