@@ -8,8 +8,8 @@ of its own in a temporary directory, never on the cache's shared tree. Three kin
 in turn:
 
 - kill: ``patchkit apply`` (the shipped vllm-spark set), ``reset`` or ``port`` (a diff that
-  touches a few hundred files, so the kill often lands among the writes) is killed after a
-  random delay; then ``status --json`` must print one JSON document and ``reset`` must bring
+  touches a few hundred files) is killed after a random delay, or (half the time) as it is
+  about to write a randomly chosen file of its transaction; then ``status --json`` must print one JSON document and ``reset`` must bring
   the tree back to the release exactly.
 - race: two applies, a reset and a port at once on the checkout; each must end 0 or with a
   documented refusal, and ``reset`` must then bring the tree back exactly.
@@ -40,6 +40,20 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 DOCUMENTED = {0, 2, 3, 4, 5, 6, 9}
+# patchkit in a child that SIGKILLs itself as it is about to write file number N of a write
+KILL_AT_WRITE = """
+import os, signal, sys
+from patchkit.workspace import txn
+limit, calls, real = int(sys.argv[1]), [0], txn._put_back
+def put_back(*args, **kw):
+    if calls[0] == limit:
+        os.kill(os.getpid(), signal.SIGKILL)
+    calls[0] += 1
+    return real(*args, **kw)
+txn._put_back = put_back
+from patchkit.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
 PORT_FILES = 300
 
 
@@ -218,10 +232,23 @@ def kill_trial(bench: Bench, rng: random.Random, tally: Tally, timing: dict[str,
         if verb == "port"
         else [verb, *bench.tree_args()]
     )
-    delay = rng.uniform(0.2, timing[verb])
-    tally.count(f"kill {verb}")
-    killed(bench, args, delay)
-    recovered(bench, tally, f"kill {verb} after {delay:.2f}s")
+    if rng.random() < 0.5:  # a random moment: mostly before or after the writes
+        delay = rng.uniform(0.2, timing[verb])
+        tally.count(f"kill {verb}")
+        killed(bench, args, delay)
+        recovered(bench, tally, f"kill {verb} after {delay:.2f}s")
+        return
+    nth = rng.randrange(PORT_FILES if verb == "port" else 4)  # a random point among the writes
+    tally.count(f"kill {verb} at a write")
+    proc = subprocess.run(
+        [sys.executable, "-c", KILL_AT_WRITE, str(nth), *args],
+        env=bench.env,
+        cwd=ROOT,
+        capture_output=True,
+    )
+    if proc.returncode not in (-signal.SIGKILL, 0):
+        tally.bad("crashed", f"kill {verb} at write {nth}: exit {proc.returncode}")
+    recovered(bench, tally, f"kill {verb} at write {nth}")
 
 
 def race_trial(bench: Bench, rng: random.Random, tally: Tally) -> None:
