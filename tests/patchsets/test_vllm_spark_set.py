@@ -51,7 +51,8 @@ def test_patchset_manifest() -> None:
 def test_patch_metadata_and_files(patch_id: str) -> None:
     with (PATCHES / f"{patch_id}.toml").open("rb") as f:
         meta = tomllib.load(f)
-    assert set(meta) - {"bench"} == META_KEYS  # [[bench]]: only where a benchmark is declared
+    # [[bench]] only where a benchmark is declared, [upstream] only where a PR is known
+    assert set(meta) - {"bench", "upstream"} == META_KEYS
     assert (meta["id"], meta["target"]) == (patch_id, "vllm")
     assert meta["status"] in ("local", "forwarded", "merged")
     assert meta["optional"] is (patch_id == "mxfp4-triton-sm12x")
