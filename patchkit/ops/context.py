@@ -71,7 +71,7 @@ def fetch_shared(entry: LockEntry) -> FetchedTree:
     from patchkit.upstream.sources import UpstreamRepo, fetch
 
     shared = UpstreamRepo.shared_path(entry.name)
-    if not is_repo(shared):
+    if not shared.is_dir() or not is_repo(shared):  # an empty cache has no directory yet
         return fetch(entry)  # nobody can be writing a tree that is not there yet
     with writing(checkout_tree(shared, entry.name), "fetch"):
         return fetch(entry)
