@@ -245,6 +245,7 @@ class Rule(str, enum.Enum):
     THREE_WAY = "three-way"  # merged from the base blob, whole file, then scope-checked
     SCOPE_MERGE = "scope-merge"  # merged from the base blob, its scope against the same scope
     SCOPE_LINES = "scope-lines"  # lines inserted in its context: its lines, once in its scope
+    ONE_SIDE = "one-side"  # one side of its context changed upstream: placed by the other side
     UPSTREAM = "already-upstream"  # its new lines are there already: nothing written
     ANCHOR = "anchor"  # a rewrite's edit site, in a definition its anchor (name or pattern) matches
     NONE = "none"  # not placed (see the outcome)

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from patchkit.engine.diffparse import FilePatch, Hunk, split_lines
+from patchkit.engine.onesided import place_one_sided
 from patchkit.engine.placement import FileView, Placer, Plan, place, replacement
 from patchkit.engine.relocate import Finder, elsewhere, moved_file, scopes_gone
 from patchkit.engine.scopemerge import Edit, ScopeMerge, Stop, apply_at_base, misplaced
@@ -215,7 +216,25 @@ def _placed(job: Job, lines: list[bytes]) -> FileResult:
         moved = elsewhere(job, apply_content)
         if moved is not None:
             return moved
-    return _merged(job, placer, missing)
+    merged = _merged(job, placer, missing)
+    if merged.outcome is Outcome.CONFLICT:
+        return _one_sided(job, placer, missing) or merged
+    return merged
+
+
+def _one_sided(job: Job, placer: Placer, missing: list[Plan]) -> FileResult | None:
+    """The merge conflicted: each missing hunk placed by the lines it changes and the one
+    side of its context upstream left intact, or None (the conflict stands)."""
+    for plan in missing:
+        plan.state, plan.spots, plan.merged_into = "missing", [], None
+        if not place_one_sided(placer, plan):
+            return None
+    applying = [p for p in placer.plans if p.state == "apply"]
+    if _overlapping(applying):
+        return None
+    lines = placer.target.lines
+    edits = [Edit(p.at, p.end, replacement(p, lines[p.at : p.end]), (p,)) for p in applying]
+    return _finish(job, placer, edits, Step.EXACT)
 
 
 def _merged(job: Job, placer: Placer, missing: list[Plan]) -> FileResult:

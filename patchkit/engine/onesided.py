@@ -1,0 +1,126 @@
+"""Placing a hunk when one side of its context was changed by an unrelated upstream edit.
+
+A hunk whose context is gone, and whose three-way merge conflicts, may still have one side
+of its context intact: upstream only edited the lines just above it (the end of the previous
+function) or just below. Context lines are dropped from the changed side, nearest the far end
+first, until the rest (the lines the hunk changes and the whole intact side) occurs exactly
+once in the file. The place is taken only when the evidence holds without the dropped lines:
+
+- the intact side says something (two telling lines), or it is the end (start) of the file
+  both at base and here;
+- a hunk that only inserts needs a grammar, and its intact side must open (close) a scope
+  both at base and here: a new function goes before the next one or after the previous one;
+- with a grammar, the place sits in the scope path the hunk had at base, and that scope has
+  no look-alike twin here; without one, the intact side must be a file end.
+
+Anything less stays a conflict: this is never a guess.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from patchkit.engine.diffparse import Hunk
+from patchkit.engine.placement import FileView, Placer, Plan, weight
+from patchkit.model import Rule
+
+
+def trimmed(hunk: Hunk, lead: int, trail: int) -> Hunk:
+    """``hunk`` without its first ``lead`` and last ``trail`` context lines."""
+    ops = hunk.ops[lead : len(hunk.ops) - trail]
+    return dataclasses.replace(
+        hunk,
+        old_start=hunk.old_start + lead,
+        old=tuple(text for kind, text in ops if kind != "+"),
+        new=tuple(text for kind, text in ops if kind != "-"),
+        ops=ops,
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Try:
+    hunk: Hunk  # the hunk with the changed side's lines dropped
+    at: int  # where its old lines start here
+    base_at: int  # where they start at base
+    lead_kept: bool  # the leading side is the intact one
+
+
+def _trials(placer: Placer, plan: Plan) -> list[_Try]:
+    """For each side, the fewest lines dropped from it that leave one place here."""
+    hunk, base_at = plan.hunk, plan.base_at or 0
+    found = []
+    for lead_kept, count in ((False, hunk.lead), (True, hunk.trail)):
+        for drop in range(1, count + 1):
+            cut = trimmed(hunk, 0, drop) if lead_kept else trimmed(hunk, drop, 0)
+            spots = placer.target.find(cut.old)
+            if len(spots) == 1:
+                at_base = base_at + (0 if lead_kept else drop)
+                found.append(_Try(cut, spots[0], at_base, lead_kept))
+            if spots:
+                break  # more lines dropped can only match more places
+    return found
+
+
+def _intact(trial: _Try) -> tuple[bytes, ...]:
+    hunk = trial.hunk
+    return hunk.old[: hunk.lead] if trial.lead_kept else hunk.old[len(hunk.old) - hunk.trail :]
+
+
+def _file_end(base: FileView, target: FileView, trial: _Try) -> bool:
+    """The intact side is the start (leading) or end (trailing) of the file, at base and here."""
+    if trial.lead_kept:
+        return trial.base_at == 0 and trial.at == 0
+    n = len(trial.hunk.old)
+    return trial.base_at + n == len(base.lines) and trial.at + n == len(target.lines)
+
+
+def _edge(view: FileView, trial: _Try, at: int) -> bool:
+    """The intact side opens (trailing) or closes (leading) a scope at ``at`` in ``view``."""
+    tree, hunk = view.tree, trial.hunk
+    if tree is None:
+        return False
+    row = at + hunk.lead - 1 if trial.lead_kept else at + hunk.lead
+    scope = tree.scope_at(row)
+    return scope is not None and (scope.end == row if trial.lead_kept else scope.start == row)
+
+
+def _scoped(base: FileView, target: FileView, trial: _Try) -> bool:
+    """The place is in the scope path the hunk had at base, and that scope has no twin here."""
+    if base.tree is None or target.tree is None:
+        return False
+    want = base.hunk_scope(trial.hunk, trial.base_at)
+    if target.hunk_scope(trial.hunk, trial.at) != want:
+        return False
+    return not want or len(target.tree.find(want)) == 1 or not target.tree.named(want)
+
+
+def _holds(placer: Placer, trial: _Try) -> bool:
+    base, target, hunk = placer.base, placer.target, trial.hunk
+    assert base is not None
+    end = _file_end(base, target, trial)
+    if sum(weight(line) for line in _intact(trial)) < 2 and not end:
+        return False
+    removes = len(hunk.old) > hunk.lead + hunk.trail
+    if not removes and not (_edge(base, trial, trial.base_at) and _edge(target, trial, trial.at)):
+        return False
+    if target.tree is None:
+        return end and removes
+    return _scoped(base, target, trial)
+
+
+def place_one_sided(placer: Placer, plan: Plan) -> bool:
+    """Place a hunk whose context is gone by the lines it changes and its intact side; True
+    when it was placed (its plan now holds the shortened hunk, at one place)."""
+    if placer.base is None or plan.base_at is None or not plan.hunk.old:
+        return False
+    trials = _trials(placer, plan)
+    holding = [t for t in trials if _holds(placer, t)]
+    if len({t.at + t.hunk.lead for t in trials}) != 1 or not holding:
+        return False
+    trial = holding[0]
+    dropped = len(plan.hunk.old) - len(trial.hunk.old)
+    side = "leading" if not trial.lead_kept else "trailing"
+    plan.hunk, plan.spots, plan.base_at = trial.hunk, [trial.at], trial.base_at
+    plan.rule, plan.state = Rule.ONE_SIDE, "apply"
+    plan.note = f"{dropped} {side} context line(s) changed upstream: placed by the other side"
+    return True

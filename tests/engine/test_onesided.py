@@ -1,0 +1,191 @@
+"""One side of a hunk's context changed by an unrelated upstream edit, the other intact: the
+hunk is placed by its changed lines and the intact side, never into a look-alike."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from patchkit.model import Outcome, Rule
+from tests.conftest import dedent
+from tests.engine.test_placement import ported
+
+TESTS = dedent(
+    """
+    class TestHistogram:
+        def test_simple(self):
+            res = histogram(self.low_values)
+            assert_equal(res.count, 4)
+
+        def test_weighting(self):
+            weights = np.array([1.0, 3.0, 4.5])
+            res = histogram(self.low_values, weights=weights)
+            assert_almost_equal(res.count, 8.5)
+
+        def test_reduced_bins(self):
+            res = histogram(self.low_values, numbins=5)
+            assert_equal(len(res.count), 5)
+    """
+)
+
+
+def test_a_removed_method_after_an_edited_one_is_removed(tmp_path: Path) -> None:
+    """Upstream rewrote the end of the method above the one the patch deletes: the merge
+    conflicts on adjacent lines; the deleted lines and the trailing context are intact."""
+    gone = TESTS[TESTS.index("    def test_weighting") : TESTS.index("    def test_reduced")]
+    patched = TESTS.replace(gone, "")
+    upstream = TESTS.replace(
+        "        assert_equal(res.count, 4)\n\n",
+        "        assert_equal(res.count, 4)\n        assert res.total == 4\n",
+    )
+    report, text = ported(tmp_path, "test_stats.py", TESTS, patched, upstream)
+    assert report.outcome is Outcome.CARRIED, report.result.details
+    assert text == upstream.replace(gone, "")
+    (mark,) = report.result.placements
+    assert mark.rule is Rule.ONE_SIDE
+    assert "leading" in mark.note
+
+
+C_TESTS = dedent(
+    """
+    #include "clar.h"
+
+    void test_config__open_global(void)
+    {
+    \tgit_config *cfg;
+    \tcl_git_pass(git_config_open_default(&cfg));
+    \tgit_config_free(cfg);
+    }
+
+    void test_config__open_symlinked(void)
+    {
+    \tgit_config *cfg;
+    #ifdef GIT_WIN32
+    \tcl_skip();
+    #endif
+    }
+
+    void test_config__open_xdg(void)
+    {
+    \tgit_config *cfg, *xdg;
+    \tcl_git_pass(git_config_open_default(&cfg));
+    \tgit_config_free(cfg);
+    }
+    """
+)
+NEW_C = "void test_config__lock_missing(void)\n{\n\tcl_git_pass(lock());\n}\n\n"
+
+
+def test_a_new_function_goes_before_the_intact_next_one(tmp_path: Path) -> None:
+    """The function above the insertion is not on the release branch (its last lines were
+    the hunk's leading context; the merge conflicts with its deletion); the next function is
+    intact: the new one goes before it."""
+    patched = C_TESTS.replace("void test_config__open_xdg", NEW_C + "void test_config__open_xdg")
+    start = C_TESTS.index("void test_config__open_symlinked")
+    upstream = C_TESTS[:start] + C_TESTS[C_TESTS.index("void test_config__open_xdg") :]
+    report, text = ported(tmp_path, "tests/config/global.c", C_TESTS, patched, upstream)
+    assert report.outcome is Outcome.CARRIED, report.result.details
+    assert text == upstream.replace(
+        "void test_config__open_xdg", NEW_C + "void test_config__open_xdg"
+    )
+    (mark,) = report.result.placements
+    assert mark.rule is Rule.ONE_SIDE
+
+
+TCL = dedent(
+    """
+    start_server {tags {"hash"}} {
+        test {HINCRBYFLOAT over hash-max-listpack-value} {
+            r del smallhash
+            assert_equal [r hincrbyfloat smallhash tmp 1] 1
+        }
+
+        test {HINCRBYFLOAT does not allow NaN or Infinity} {
+            assert_error "*value is NaN*" {r hincrbyfloat hfoo field +inf}
+            assert_equal 0 [r exists hfoo]
+        }
+    }
+    """
+)
+
+
+def test_a_hunk_at_the_end_of_a_file_without_grammar_keeps_its_place(tmp_path: Path) -> None:
+    """A Tcl file (no grammar): the test above the changed one was rewritten upstream; the
+    changed lines occur once and the trailing context is the end of the file at base and here."""
+    old = TCL[TCL.index("    test {HINCRBYFLOAT does not") : TCL.index("    }\n}\n")]
+    new = "    if {!$::valgrind} {\n" + "".join("    " + line for line in old.splitlines(True))
+    patched = TCL.replace(old, new).replace("    }\n}\n", "        }\n    }\n}\n")
+    upstream = TCL.replace(
+        "    }\n\n    test {HINCRBYFLOAT does", "    }\n    test {HINCRBYFLOAT does"
+    )
+    upstream = upstream.replace("r del smallhash", "r del smallhash bighash")
+    report, text = ported(tmp_path, "tests/unit/type/hash.tcl", TCL, patched, upstream)
+    assert report.outcome is Outcome.CARRIED, report.result.details
+    assert text == upstream.replace(old, new).replace("    }\n}\n", "        }\n    }\n}\n")
+    (mark,) = report.result.placements
+    assert mark.rule is Rule.ONE_SIDE
+
+
+def test_without_grammar_or_file_end_a_changed_side_stays_a_conflict(tmp_path: Path) -> None:
+    """A changed line in the middle of a Tcl file, the line above it edited upstream: nothing
+    anchors the place but the lines themselves, so it is not placed by one side."""
+    base = dedent(
+        """
+        start_server {tags {"hash"}} {
+            test {A} {
+                r del a
+                r hset a f 1
+                assert_equal 1 [r hget a f]
+                assert_equal 1 [r hlen a]
+                assert_equal 1 [r exists a]
+            }
+
+            test {B} {
+                r ping
+            }
+        }
+        """
+    )
+    patched = base.replace("1 [r hget a f]", "{1} [r hget a f]")
+    upstream = base.replace("r hset a f 1\n", "r hset a f 1 g 2\n")
+    report, text = ported(tmp_path, "tests/unit/type/hash.tcl", base, patched, upstream)
+    assert report.outcome is Outcome.CONFLICT
+    assert text == upstream
+
+
+PY_TWINS = dedent(
+    """
+    def compute(a, b):
+        total = a + b
+        total = total * 2
+        if total > 10:
+            total = 10
+        record(total)
+        return total
+
+
+    def compute_fast(a, b):
+        total = a + b
+        total = total * 4
+        if total > 10:
+            total = 10
+        record(total)
+        return total
+
+
+    def tail():
+        return 1
+    """
+)
+
+
+def test_one_side_never_lands_in_a_look_alike(tmp_path: Path) -> None:
+    """Upstream changed the real function's lines above and inside the change; a look-alike
+    keeps the changed lines with the trailing context: not a place, the conflict stands."""
+    patched = PY_TWINS.replace("total = 10\n", "total = 10  # clamp\n", 1)
+    upstream = PY_TWINS.replace(
+        "    total = total * 2\n    if total > 10:\n        total = 10\n",
+        "    total = total * 3\n    if total >= 10:\n        total = 9\n",
+    )
+    report, text = ported(tmp_path, "m.py", PY_TWINS, patched, upstream)
+    assert report.outcome in (Outcome.CONFLICT, Outcome.AMBIGUOUS), report.result.placements
+    assert "# clamp" not in text
