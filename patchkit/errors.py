@@ -77,6 +77,14 @@ class VerificationFailed(PatchkitError):
     exit_code = 7
 
 
+class FormatterUnavailable(PatchkitError):
+    """A formatter upstream pins (its ``.pre-commit-config.yaml``) could not be installed or
+    run at that version: nothing is exported rather than unformatted or differently formatted
+    code."""
+
+    exit_code = 10
+
+
 class RebaseStopped(PatchkitError):
     """A rebase stopped for a person: conflicts or ambiguity were reported."""
 
@@ -93,6 +101,7 @@ EXIT_CODES = {
     7: "verification failed",
     8: "rebase stopped for a person (conflict report written)",
     9: "busy: another patchkit command is changing the same tree (nothing was done; retry)",
+    10: "a formatter upstream pins could not be installed or run (nothing was exported)",
     70: "internal error (a bug in patchkit: please report it with the crash log)",
     130: "interrupted",
 }

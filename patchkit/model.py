@@ -157,6 +157,29 @@ class UpstreamPr:
 
 
 @dataclass(frozen=True)
+class UpstreamTest:
+    """``[export.test]``: the test a PR adds to upstream's own suite (upstream never sees the
+    set's ``tests/``). ``file`` is a unified diff (``.diff``/``.patch``) or a rewrite (``.py``)
+    against the upstream tree, applied after the patch in the same exported commit."""
+
+    file: Path  # absolute
+    run: tuple[str, ...]  # pytest arguments, run at the tree root: ("tests/x.py", "-k", "y")
+    gpu: bool = False  # needs a GPU: export says "not run: needs a GPU" where there is none
+    min_capability: tuple[int, int] | None = None
+    noconftest: bool = False  # run with --noconftest (upstream's conftest imports too much)
+
+
+@dataclass(frozen=True)
+class ExportSpec:
+    """``[export]`` of a patch's metadata: what makes its exported commit the same everywhere,
+    and the upstream test its PR adds."""
+
+    identity: str | None = None  # "Name <email>": author, committer and sign-off
+    date: str | None = None  # ISO 8601: author and committer date
+    test: UpstreamTest | None = None
+
+
+@dataclass(frozen=True)
 class PatchMeta:
     id: str
     title: str
@@ -182,6 +205,7 @@ class PatchMeta:
     # A rewrite's files, declared so they are known without importing it; () = not declared
     files: tuple[str, ...] = ()
     upstream: UpstreamPr = UpstreamPr()  # ``[upstream]``: an upstream PR for the same fix
+    export: ExportSpec = ExportSpec()  # ``[export]``: identity, date, upstream test
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from typing import Any
 
 from patchkit.benchspec import load_benches
 from patchkit.errors import ConfigError, shown
+from patchkit.exportspec import load_export
 from patchkit.model import (
     PatchHistory,
     PatchKind,
@@ -208,6 +209,7 @@ def load_patch(meta_path: Path, set_name: str, targets: tuple[str, ...]) -> Patc
         optional=bool(raw.get("optional", False)),
         files=_files(raw, meta_path, kind),
         upstream=_upstream(raw, meta_path),
+        export=load_export(raw, meta_path, meta_path.parent.parent),
         pr_tags=tuple(pr.get("tags", ())),
         pr_scope=pr.get("scope") or None,
         notes=_str(raw, "notes", meta_path, default=""),

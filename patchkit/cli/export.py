@@ -10,7 +10,6 @@ from pathlib import Path
 from patchkit.errors import ConfigError
 from patchkit.export.prtext import Identity
 from patchkit.export.results import ExportReport
-from patchkit.gitrepo import GitRepo
 from patchkit.ops.context import Project
 from patchkit.ops.export_pr import export_pr
 
@@ -31,23 +30,15 @@ def add_export_args(parser: argparse.ArgumentParser) -> None:
     add("--project", type=Path, default=Path("."), help="holds upstream.lock (default: .)")
     add("--checkout", type=Path, help="the checkout to make branches in (default: the cache's)")
     add("--onto", metavar="REF", help="base the branches on REF instead of the lock")
-    add("--identity", metavar="'NAME <EMAIL>'", help="author (default: git config user.*)")
+    add(
+        "--identity",
+        metavar="'NAME <EMAIL>'",
+        help="author (default: the patch's [export] identity, else git config user.*)",
+    )
     add("--push", metavar="REMOTE", help="push the branches to your fork (a remote or URL)")
     add("--force", action="store_true", help="push to upstream, or replace branches moved by hand")
     add("--open", dest="open_pr", action="store_true", help="open the PRs with `gh` (needs --push)")
     add("--json", action="store_true", help="machine-readable output")
-
-
-def default_identity(repo_path: Path) -> Identity:
-    with GitRepo(repo_path) as repo:
-        name, email = repo.config("user.name"), repo.config("user.email")
-    if not name or not email:
-        raise ConfigError(
-            "no identity for the commits and their sign-off",
-            hint="pass --identity 'Your Name <you@example.com>', or set git config user.name "
-            "and user.email",
-        )
-    return Identity(name, email)
 
 
 def report_lines(report: ExportReport) -> list[str]:
@@ -84,7 +75,7 @@ def export_cmd(args: argparse.Namespace) -> int:
     patch_ids = [*args.patches, *args.more_patches]
     target = args.target or _target_of(project, patch_ids)
     tree = open_checkout(project.entry(target), args.checkout)
-    identity = Identity.parse(args.identity) if args.identity else default_identity(tree.root)
+    identity = Identity.parse(args.identity) if args.identity else None
     report = export_pr(
         project=project, target=target, tree_root=tree.root, patch_ids=patch_ids,
         onto=args.onto, identity=identity, push_remote=args.push, force=args.force,

@@ -1,12 +1,13 @@
 """The target's own formatters on an exported change: ``ruff`` for Python, ``clang-format`` for
-C++/CUDA, each configured as the tree at the base configures it, and each only on the lines the
-patch changed. Notes say what they did, or why they did not run; a formatter that fails leaves
-the file as the patch has it."""
+C++/CUDA, each at the version upstream's ``.pre-commit-config.yaml`` at the base pins
+(:mod:`patchkit.export.tools`), configured as the base configures it, and each only on the
+lines the patch changed. Notes say what they did, or why they did not run (the base pins no
+such tool). A pinned formatter that cannot be installed, or fails on a file, stops the export
+(:class:`FormatterUnavailable`, exit 10): the output never depends on what this machine has."""
 
 from __future__ import annotations
 
 import difflib
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -14,13 +15,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from patchkit.engine.difftext import FileDelta
-from patchkit.errors import SourceError
+from patchkit.errors import FormatterUnavailable, SourceError
+from patchkit.export.tools import Tool, pinned_tool, pinned_versions
 
 PY_SUFFIXES = (".py", ".pyi")
 CPP_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".cu", ".cuh")
 
 Lines = list[tuple[int, int]]  # 1-based, inclusive line ranges
 ReadBase = Callable[[str], bytes | None]  # a repository path's bytes at the base, or None
+PRE_COMMIT = ".pre-commit-config.yaml"
+RUFF_CONFIGS = ("pyproject.toml", "ruff.toml", ".ruff.toml")
 
 
 @dataclass(frozen=True)
@@ -50,42 +54,45 @@ def _tool(argv: list[str], content: bytes) -> bytes:
     return proc.stdout
 
 
-def _ruff(tree_root: Path) -> tuple[_Formatter | None, str]:
-    if not shutil.which("ruff"):
-        return None, "not available (not installed)"
-    config = tree_root / "pyproject.toml"
-    cfg = ["--config", str(config)] if config.is_file() else ["--isolated"]
+def _ruff(tool: Tool, read_base: ReadBase, tmp: Path) -> _Formatter:
+    """``ruff`` configured as the base configures it: its ``pyproject.toml`` / ``ruff.toml``
+    copied from the base commit (never the checkout's own files), the exported file named as
+    if it lay beside them."""
+    for name in RUFF_CONFIGS:
+        content = read_base(name)
+        if content is not None:
+            (tmp / name).write_bytes(content)
+    configs = [tmp / n for n in RUFF_CONFIGS if (tmp / n).is_file()]
+    cfg = ["--config", str(configs[0])] if configs else ["--isolated"]
 
     def args(path: str) -> list[str]:
         return ["--no-cache", "--force-exclude", "--quiet", *cfg, "--stdin-filename",
-                str(tree_root / path), "-"]  # fmt: skip
+                str(tmp / path), "-"]  # fmt: skip
 
     def fix(content: bytes, path: str) -> bytes:
-        return _tool(["ruff", "check", "--fix", "--exit-zero", *args(path)], content)
+        return _tool([str(tool.path), "check", "--fix", "--exit-zero", *args(path)], content)
 
     def format_lines(content: bytes, path: str, lines: Lines) -> bytes:
         for start, end in reversed(lines):  # bottom up: the ranges above stay where they are
-            content = _tool(["ruff", "format", f"--range={start}-{end + 1}", *args(path)], content)
+            argv = [str(tool.path), "format", f"--range={start}-{end + 1}", *args(path)]
+            content = _tool(argv, content)
         return content
 
-    return _Formatter("ruff", PY_SUFFIXES, format_lines, fix), ""
+    return _Formatter(f"ruff {tool.version}", PY_SUFFIXES, format_lines, fix)
 
 
-def _clang_format(read_base: ReadBase) -> tuple[_Formatter | None, str]:
+def _clang_format(tool: Tool, read_base: ReadBase, tmp: Path) -> _Formatter | None:
     style = read_base(".clang-format")
-    if not shutil.which("clang-format"):
-        return None, "not available (not installed)"
     if style is None:
-        return None, "not run (no .clang-format in the tree at the base)"
+        return None
+    (tmp / ".clang-format").write_bytes(style)
 
     def format_lines(content: bytes, path: str, lines: Lines) -> bytes:
-        with tempfile.TemporaryDirectory(prefix="patchkit-clang-") as tmp:
-            (Path(tmp) / ".clang-format").write_bytes(style)
-            argv = ["clang-format", f"--style=file:{tmp}/.clang-format",
-                    f"--assume-filename={path}", *(f"--lines={s}:{e}" for s, e in lines)]  # fmt: skip
-            return _tool(argv, content)
+        argv = [str(tool.path), f"--style=file:{tmp}/.clang-format",
+                f"--assume-filename={path}", *(f"--lines={s}:{e}" for s, e in lines)]  # fmt: skip
+        return _tool(argv, content)
 
-    return _Formatter("clang-format", CPP_SUFFIXES, format_lines), ""
+    return _Formatter(f"clang-format {tool.version}", CPP_SUFFIXES, format_lines)
 
 
 def _format_file(f: _Formatter, d: FileDelta) -> tuple[FileDelta, str]:
@@ -112,36 +119,43 @@ def _format_all(f: _Formatter, deltas: list[FileDelta]) -> tuple[list[FileDelta]
         try:
             d, note = _format_file(f, d)
         except SourceError as exc:
-            note = f"{f.name}: {exc.message}; {d.path} left as the patch has it"
+            raise FormatterUnavailable(
+                f"{f.name} failed on {d.path}: {exc.message}",
+                hint="fix the patch so upstream's formatter accepts the file; nothing was exported",
+            ) from None
         out.append(d)
         notes.append(note)
     return out, notes
 
 
 def format_deltas(
-    deltas: list[FileDelta], *, tree_root: Path, read_base: ReadBase
+    deltas: list[FileDelta], *, read_base: ReadBase
 ) -> tuple[list[FileDelta], tuple[str, ...]]:
-    """The target's formatters, configured at the base, on the exported files; notes say what
-    they did or why they did not run."""
-
-    def ruff() -> tuple[_Formatter | None, str]:
-        return _ruff(tree_root)
-
-    def clang_format() -> tuple[_Formatter | None, str]:
-        return _clang_format(read_base)
-
-    makers = (
-        ("ruff", PY_SUFFIXES, "Python", ruff),
-        ("clang-format", CPP_SUFFIXES, "C++/CUDA", clang_format),
-    )
+    """Upstream's formatters, at the versions its ``.pre-commit-config.yaml`` at the base pins
+    and configured as the base configures them, on the exported files' changed lines. A tool
+    the base does not pin is not run (upstream does not run it either); one it pins that cannot
+    be installed raises :class:`FormatterUnavailable`. Notes say what each did."""
+    pins = pinned_versions(read_base(PRE_COMMIT))
     notes: list[str] = []
-    for name, suffixes, kind, make in makers:
-        if not any(d.after is not None and d.path.endswith(suffixes) for d in deltas):
-            continue
-        formatter, why_not = make()
-        if formatter is None:
-            notes.append(f"{name}: {why_not}; {kind} files left as the patch has them")
-            continue
-        deltas, done = _format_all(formatter, deltas)
-        notes += done
+    with tempfile.TemporaryDirectory(prefix="patchkit-format-") as tmp:
+        for name, suffixes, make in _MAKERS:
+            if not any(d.after is not None and d.path.endswith(suffixes) for d in deltas):
+                continue
+            if name not in pins:
+                notes.append(f"{name}: not run (upstream's {PRE_COMMIT} at the base pins none)")
+                continue
+            root = Path(tmp) / name
+            root.mkdir()
+            formatter = make(pinned_tool(name, pins[name]), read_base, root)
+            if formatter is None:
+                notes.append(f"{name}: not run (no .clang-format in the tree at the base)")
+                continue
+            deltas, done = _format_all(formatter, deltas)
+            notes += done
     return deltas, tuple(notes)
+
+
+_MAKERS: tuple[tuple[str, tuple[str, ...], Callable[..., _Formatter | None]], ...] = (
+    ("ruff", PY_SUFFIXES, _ruff),
+    ("clang-format", CPP_SUFFIXES, _clang_format),
+)

@@ -70,7 +70,7 @@ class _Ctx:
     base_label: str  # "flashinfer 0.6.6 (upstream commit 70b142b75b46)"
     series: list[PatchMeta]  # every patch of the target, for requirements
     blobs: Blobs
-    identity: Identity
+    identity: Identity | None  # given on the command line: wins over the metadata's
     style: str
     template: str
     tree_root: Path
@@ -98,13 +98,14 @@ def export_pr(
     tree_root: Path,
     patch_ids: Sequence[str],
     onto: str | None = None,
-    identity: Identity,
+    identity: Identity | None = None,
     push_remote: str | None = None,
     force: bool = False,
     open_pr: bool = False,
 ) -> ExportReport:
     """Export ``patch_ids`` of ``target`` (none: its whole series) as branches of the checkout at
-    ``tree_root``."""
+    ``tree_root``. Each commit is signed by ``identity``, else the patch's ``[export] identity``,
+    else the checkout's git config ``user.name``/``user.email``."""
     entry = project.entry(target)
     metas, left_out = _not_merged(_selected(project, target, patch_ids), named=bool(patch_ids))
     if open_pr and not push_remote:
@@ -178,7 +179,7 @@ def _context(
     repo: GitRepo,
     base: str,
     onto: str | None,
-    identity: Identity,
+    identity: Identity | None,
     tree_root: Path,
 ) -> _Ctx:
     prof = profile(entry.name)
@@ -319,7 +320,7 @@ def _build(ctx: _Ctx, meta: PatchMeta, parent: str, earlier: Sequence[PatchMeta]
     deltas, why = _deltas(ctx, meta, earlier)
     if why:
         raise PatchFailed(f"cannot export {meta.id} onto {ctx.base_label}: {why}")
-    deltas, formatting = format_deltas(deltas, tree_root=ctx.tree_root, read_base=ctx.read_base)
+    deltas, formatting = format_deltas(deltas, read_base=ctx.read_base)
     files = tuple(sorted({d.path for d in deltas}))
     text = render(_text_input(ctx, meta, files, formatting, stacked=bool(earlier)))
     tree = ctx.repo.tree_with(parent, _entries(ctx.repo, parent, deltas))
@@ -352,7 +353,7 @@ def _text_input(
         meta=meta,
         style=ctx.style,
         template=ctx.template,
-        identity=ctx.identity,
+        identity=_identity(ctx, meta),
         base=ctx.base_label,
         repository=ctx.entry.repository,
         files=files,
@@ -363,14 +364,32 @@ def _text_input(
     )
 
 
+def _identity(ctx: _Ctx, meta: PatchMeta) -> Identity:
+    """``--identity``, else the patch's ``[export] identity``, else the checkout's git config."""
+    if ctx.identity:
+        return ctx.identity
+    if meta.export.identity:
+        return Identity.parse(meta.export.identity)
+    name, email = ctx.repo.config("user.name"), ctx.repo.config("user.email")
+    if not name or not email:
+        raise ConfigError(
+            f"no identity for the commit of {meta.id} and its sign-off",
+            hint="pass --identity 'Your Name <you@example.com>', set [export] identity in "
+            f"{meta.meta_file}, or set git config user.name and user.email",
+        )
+    return Identity(name, email)
+
+
 def _commit_env(ctx: _Ctx, meta: PatchMeta) -> dict[str, str]:
-    """Identity and a fixed date: the patch file's last commit, else the base commit's date."""
-    date = None
-    if is_repo(meta.file.parent):
+    """Identity and a fixed date: the patch's ``[export] date``, else the patch file's last
+    commit, else the base commit's date."""
+    date = meta.export.date
+    if date is None and is_repo(meta.file.parent):
         with GitRepo(meta.file.parent) as project_repo:
             date = project_repo.last_commit_date(meta.file)
     date = date or ctx.repo.text("show", "-s", "--format=%cI", ctx.base)
-    name, email = ctx.identity.name, ctx.identity.email
+    identity = _identity(ctx, meta)
+    name, email = identity.name, identity.email
     return {
         "GIT_AUTHOR_NAME": name,
         "GIT_AUTHOR_EMAIL": email,

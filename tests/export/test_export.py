@@ -193,7 +193,7 @@ def write_record(case: Case, patch_id: str, **extra: object) -> None:
 def hide_tools(monkeypatch: pytest.MonkeyPatch, *names: str) -> None:
     real = shutil.which
     monkeypatch.setattr(
-        "patchkit.export.format.shutil.which", lambda name: None if name in names else real(name)
+        "patchkit.export.tools.shutil.which", lambda name: None if name in names else real(name)
     )
 
 
@@ -206,9 +206,6 @@ def no_clang_format(monkeypatch: pytest.MonkeyPatch) -> None:
 def no_formatters(monkeypatch: pytest.MonkeyPatch) -> None:
     """Golden text must not depend on which formatters are installed here."""
     hide_tools(monkeypatch, "clang-format", "ruff")
-
-
-needs_ruff = pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is not installed")
 
 
 def only(report: ExportReport) -> PatchExport:
@@ -409,56 +406,6 @@ def test_requirement_it_needs_is_carried_first(tmp_path: Path) -> None:
     assert second.stacked_on == ("fix-f",) and second.parent == first.commit
     assert "does not apply without it" in second.text.body
     assert "x + 5" in case.git("show", f"{second.commit}:pkg/mod.py")
-
-
-# -- formatting ----------------------------------------------------------------------------------
-@needs_ruff
-def test_ruff_formats_the_exported_python(tmp_path: Path) -> None:
-    case = vllm_case(tmp_path)
-    case.add("ugly", {"pkg/mod.py": MOD + "\n\nh = {  'a':1}\n"}, 'title = "H"\nwhy = "h"\n')
-    export = only(case.export("ugly"))
-    assert 'h = {"a": 1}' in case.git("show", f"{export.commit}:pkg/mod.py")
-    assert export.formatting == ("ruff: reformatted pkg/mod.py (the patch's lines)",)
-
-
-@needs_ruff
-def test_formatters_touch_only_the_patch_lines(tmp_path: Path) -> None:
-    upstream = "import os\nx = {  'a':1}\ny = {  'b':1}\n"  # not clean by this ruff
-    case = Case(tmp_path, "vllm", {"m.py": upstream})
-    case.add("p", {"m.py": upstream.replace("'b':1", "'b':2")}, 'title = "P"\nwhy = "p"\n')
-    export = only(case.export("p"))
-    assert case.git("show", f"{export.commit}:m.py") == "import os\nx = {  'a':1}\ny = {\"b\": 2}"
-    (note,) = export.formatting
-    assert note.startswith("ruff: reformatted m.py") and "fixes were not applied" in note
-
-
-@pytest.mark.usefixtures("no_clang_format")
-def test_clang_format_absence_is_reported(tmp_path: Path) -> None:
-    export = only(fi_case(tmp_path).export("decode-gqa-group-size-16"))
-    assert export.formatting == (
-        "clang-format: not available (not installed); C++/CUDA files left as the patch has them",
-    )
-
-
-def test_clang_format_runs_with_the_trees_style(tmp_path: Path) -> None:
-    if shutil.which("clang-format") is None:
-        pytest.skip("clang-format is not installed")
-    style = "BasedOnStyle: Google\nColumnLimit: 100\n"
-    case = Case(tmp_path, "flashinfer", {"a.cu": "int f() { return 1; }\n", ".clang-format": style})
-    case.add(
-        "p", {"a.cu": "int f() { return 1; }\nint g(  ) {return 2;}\n"}, 'title = "G"\nwhy = "g"\n'
-    )
-    export = only(case.export("p"))
-    assert case.git("show", f"{export.commit}:a.cu").endswith("int g() { return 2; }")
-    assert export.formatting == ("clang-format: reformatted a.cu (the patch's lines)",)
-
-
-def test_clang_format_needs_the_trees_style(tmp_path: Path) -> None:
-    if shutil.which("clang-format") is None:
-        pytest.skip("clang-format is not installed")
-    export = only(fi_case(tmp_path).export("decode-gqa-group-size-16"))
-    (note,) = export.formatting
-    assert note.startswith("clang-format: not run (no .clang-format in the tree at the base)")
 
 
 # -- publishing ----------------------------------------------------------------------------------
