@@ -334,13 +334,19 @@ class GitRepo:
         fields = out.decode(errors="surrogateescape").split("\0")
         return {fields[i + 1]: fields[i + 2] for i in range(0, len(fields) - 2, 3) if fields[i]}
 
-    def files_with(self, text: str, patterns: Sequence[str] = ()) -> list[str]:
-        """Tracked files of the work tree holding ``text`` (a fixed string), under
-        ``patterns`` (pathspecs) when given."""
+    def files_with(
+        self, text: str, patterns: Sequence[str] = (), rev: str | None = None
+    ) -> list[str]:
+        """Tracked files of the work tree (of commit ``rev`` when given) holding ``text`` (a
+        fixed string), under ``patterns`` (pathspecs) when given."""
+        at = [rev] if rev else []
         proc = run(
-            ["grep", "-l", "-z", "-F", "-e", text, "--", *patterns], cwd=self.path, ok_codes=(0, 1)
+            ["grep", "-l", "-z", "-F", "-e", text, *at, "--", *patterns],
+            cwd=self.path,
+            ok_codes=(0, 1),
         )
-        return [p for p in proc.stdout.decode(errors="surrogateescape").split("\0") if p]
+        found = [p for p in proc.stdout.decode(errors="surrogateescape").split("\0") if p]
+        return [p.removeprefix(f"{rev}:") for p in found] if rev else found
 
     def rev_list(self, old: str, new: str) -> list[str]:
         """Commits after ``old`` up to ``new``, oldest first, along first parents (rebase)."""

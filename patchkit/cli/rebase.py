@@ -146,7 +146,8 @@ def _show(args: argparse.Namespace, report: RebaseReport) -> None:
 
 def changed_patches(report: RebaseReport) -> list[str]:
     """The patches whose change the rebase moved or merged: their proof is now out of date."""
-    return [p.id for p in report.patches if p.outcome is Outcome.CARRIED]
+    moved = (Outcome.CARRIED, Outcome.PARTLY_UPSTREAMED)
+    return [p.id for p in report.patches if p.outcome in moved]
 
 
 def carried_series(project: Project, target: str) -> list[PatchMeta]:

@@ -30,6 +30,7 @@ from patchkit.engine.bisect import (
 )
 from patchkit.engine.deltas import change_deltas
 from patchkit.engine.difftext import FileDelta, unified_diff
+from patchkit.engine.relocate import Finder
 from patchkit.engine.series import Blobs, Overlay, run_patch, touched_paths
 from patchkit.errors import ConfigError, PatchkitError, RebaseStopped
 from patchkit.gitrepo import GitRepo
@@ -78,6 +79,7 @@ class _Run:
     old: Point
     new: Point
     directory: Path
+    finder: Finder | None = None  # where moved code went between the old and new upstream
     found: dict[str, Bisected] = field(default_factory=dict)
     points: int = 0
     explain: bool = False  # name each hunk's scope path (parses files placement did not need)
@@ -199,23 +201,52 @@ def _close(run: _Run, owns_history: bool) -> None:
         run.history.close()
 
 
+def carried(outcome: Outcome) -> bool:
+    """The patch's change is on the new upstream: applied, carried, upstreamed, or what
+    upstream had not taken carried over what it had (the refreshed patch holds the rest)."""
+    return outcome.ok or outcome is Outcome.PARTLY_UPSTREAMED
+
+
+@dataclass
+class _HistoryFinder:
+    """Where moved code went between the pinned and the new upstream commit: git's renames,
+    files of the new commit holding a scope's first line. Asked only when a file or a scope
+    is gone."""
+
+    repo: GitRepo
+    old: str
+    new: str
+    _renames: dict[str, str] | None = None
+
+    def renamed(self, path: str) -> str | None:
+        if self._renames is None:
+            self._renames = self.repo.renames(self.old, self.new)
+        return self._renames.get(path)
+
+    def files_with(self, text: str, patterns: Sequence[str]) -> list[str]:
+        return self.repo.files_with(text, patterns, rev=self.new)
+
+
 # -- running the series on the new upstream ---------------------------------------------------
 def _evaluate(run: _Run, manual: dict[str, dict[str, bytes | None]]) -> list[_Eval]:
     commit = run.history.commit(run.new)
     repo = run.history.repo
     overlay = Overlay(read_at(repo, commit), _modes_at(repo, commit), listing=list_at(repo, commit))
+    finder = _HistoryFinder(repo, run.history.commit(run.old), commit)
     evals = []
     for meta in run.patches:
         before = {p: overlay.read(p) for p in _paths(meta)}
         if meta.id in manual:
             result = manual_result(meta.id, before, manual[meta.id])
         else:
-            result = run_patch(meta, overlay.read, run.blobs, overlay.lister, explain=run.explain)
+            result = run_patch(
+                meta, overlay.read, run.blobs, overlay.lister, explain=run.explain, finder=finder
+            )
         for change in result.changes:  # a rewrite may find its code moved to other files
             before.setdefault(change.path, overlay.read(change.path))
         deltas = tuple(change_deltas(result.changes, overlay))
         evals.append(_Eval(meta, result, deltas, before, meta.id in manual))
-        if result.outcome.ok:
+        if carried(result.outcome):
             for change in result.changes:
                 overlay.put(change)
     return evals
@@ -260,14 +291,15 @@ def _judge(run: _Run, ev: _Eval, prober: Callable[[], Prober]) -> PatchRebase:
     step = MANUAL if ev.manual else result.step.value
     found = _bisected(run, ev.meta.id, outcome, prober)
     details, message = result.details, result.message
-    if found.outcome == Outcome.UPSTREAMED.value and not outcome.ok:
+    if found.outcome == Outcome.UPSTREAMED.value and not carried(outcome):
         # Never retired from history alone: upstream may have dropped the fix again.
         message = (
             f"upstream absorbed the change in {found.absorbed_by}, then changed that code "
             f"again in {found.broken_by}, where the patch no longer recognises it: if the fix "
             'is still there, retire the patch (status = "merged"); if not, fix the patch'
         )
-    refreshed = outcome is Outcome.CARRIED and _new_diff(ev) is not None
+    moved = outcome in (Outcome.CARRIED, Outcome.PARTLY_UPSTREAMED)
+    refreshed = moved and _new_diff(ev) is not None
     return PatchRebase(
         ev.meta.id,
         outcome,
@@ -324,7 +356,7 @@ def _judge_all(run: _Run, evals: Sequence[_Eval]) -> list[PatchRebase]:
 # -- finishing or stopping --------------------------------------------------------------------
 def _conclude(run: _Run, state: RebaseState, evals: list[_Eval]) -> RebaseReport:
     judged = _judge_all(run, evals)
-    done = all(p.outcome.ok for p in judged) or state.allow_pending
+    done = all(carried(p.outcome) for p in judged) or state.allow_pending
     report = RebaseReport(
         target=run.entry.name,
         from_version=run.entry.version,
@@ -343,7 +375,7 @@ def _conclude(run: _Run, state: RebaseState, evals: list[_Eval]) -> RebaseReport
 
 
 def _stop(run: _Run, state: RebaseState, evals: list[_Eval], report: RebaseReport) -> RebaseReport:
-    stopped = [p.id for p in report.patches if not p.outcome.ok]
+    stopped = [p.id for p in report.patches if not carried(p.outcome)]
     files = [{**ev.before, **{c.path: c.content for c in ev.result.conflicted}} for ev in evals]
     kept = [f for f, ev in zip(files, evals, strict=True) if ev.meta.id in stopped]
     tree = _fresh_worktree(run, sorted({path for f in kept for path in f}))

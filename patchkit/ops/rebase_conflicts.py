@@ -339,10 +339,11 @@ def meta_text(meta: PatchMeta, patch: PatchRebase, label: str) -> str | None:
         doc["status"] = "merged"
         doc["merged_in"] = patch.absorbed_by or label
     if patch.absorbed_by:
-        history["absorbed_by"] = patch.absorbed_by
+        partly = patch.outcome is Outcome.PARTLY_UPSTREAMED
+        history["partly_absorbed_by" if partly else "absorbed_by"] = patch.absorbed_by
     if patch.broken_by:
         history["broken_by"] = patch.broken_by
-    if not patch.outcome.ok:
+    if not patch.outcome.ok and patch.outcome is not Outcome.PARTLY_UPSTREAMED:
         history["pending"] = f"{patch.outcome.value} on {label}"
     elif "pending" in history:
         del history["pending"]

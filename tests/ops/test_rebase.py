@@ -218,12 +218,44 @@ def test_deleted_function_is_gone_for_a_rewrite(rel: Releases) -> None:
     assert rel.outcomes(rel.rebase("v1.1"))["bump"][0] == "gone"
 
 
-def test_half_landed_patch_is_partly_upstreamed(rel: Releases) -> None:
-    rel.diff("two", {"pkg/mod.py": BUMPED, "pkg/other.py": "X = 10\n"})
+def test_half_landed_patch_is_partly_upstreamed_and_carries_the_rest(rel: Releases) -> None:
+    """Upstream took one file of the patch: the rest is carried, the lock moves, and the
+    refreshed patch holds only what is still needed."""
+    patch = rel.diff("two", {"pkg/mod.py": BUMPED, "pkg/other.py": "X = 10\n"})
     rel.release("1.1", {"pkg/other.py": "X = 10\n"})
     report = rel.rebase("v1.1")
     assert rel.outcomes(report)["two"][0] == "partly-upstreamed"
-    assert report.stopped and report.patches[0].absorbed_by == "1.1"
+    assert report.lock_moved and not report.stopped
+    assert report.patches[0].absorbed_by == "1.1" and report.patches[0].refreshed
+    assert patch.read_bytes() == rel.upstream.diff_of(fix(BUMPED))
+    assert rel.meta("two")["history"] == {"partly_absorbed_by": "1.1"}
+    assert rel.lock()["version"] == "1.1"
+
+
+def test_a_renamed_file_is_followed(rel: Releases) -> None:
+    """Upstream renamed the patched file (and edited it): the patch follows it there."""
+    patch = rel.diff("bump", fix(BUMPED))
+    moved = MOD.replace("def tail():\n    return 1", "def tail():\n    return 2")
+    rel.release("1.1", {"pkg/core.py": moved}, delete=("pkg/mod.py",))
+    report = rel.rebase("v1.1")
+    assert rel.outcomes(report)["bump"][0] == "carried", report.patches[0].details
+    (mark,) = report.patches[0].placements
+    assert mark.moved_from == "pkg/mod.py" and mark.path == "pkg/core.py"
+    bumped = moved.replace("total = a + b\n", "total = a + b + 1\n")
+    assert patch.read_bytes() == rel.upstream.diff_of({"pkg/core.py": bumped})
+
+
+def test_a_function_moved_to_another_file_is_followed(rel: Releases) -> None:
+    """Upstream moved ``compute`` out of the patched file into another one: the patch goes
+    where the function went."""
+    patch = rel.diff("bump", fix(BUMPED))
+    compute = "def compute(a, b):\n    total = a + b\n    return total\n\n\n"
+    other = "X = 1\n\n\n" + compute.rstrip("\n") + "\n"
+    rel.release("1.1", {"pkg/mod.py": MOD.replace(compute, ""), "pkg/other.py": other})
+    report = rel.rebase("v1.1")
+    assert rel.outcomes(report)["bump"][0] == "carried", report.patches[0].details
+    bumped = other.replace("total = a + b\n", "total = a + b + 1\n")
+    assert patch.read_bytes() == rel.upstream.diff_of({"pkg/other.py": bumped})
 
 
 def test_added_lines_already_there_are_never_added_twice(rel: Releases) -> None:
