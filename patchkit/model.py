@@ -200,6 +200,10 @@ class PatchMeta:
     optional: bool = False  # opt-in: applied only when asked for by id
     pr_tags: tuple[str, ...] = ()  # vLLM title tags ("Bugfix", "Hardware][NVIDIA") or
     pr_scope: str | None = None  # FlashInfer conventional-commit type(scope)
+    # ``[pr] hardware``: compute capabilities the change is for ((12, 1)); the PR text says
+    # which of them no verification record comes from
+    pr_hardware: tuple[tuple[int, int], ...] = ()
+    pr_since: str = ""  # ``[pr] since``: the upstream release or commit where the problem began
     notes: str = ""  # what remains unproven, caveats
     history: PatchHistory = PatchHistory()
     # A rewrite's files, declared so they are known without importing it; () = not declared

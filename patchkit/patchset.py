@@ -170,6 +170,15 @@ def _upstream(raw: dict[str, Any], path: Path) -> UpstreamPr:
     return UpstreamPr(pr=pr, state=state, checked=checked)
 
 
+def _hardware(pr: dict[str, Any], path: Path) -> tuple[tuple[int, int], ...]:
+    """``[pr] hardware = ["12.0", "12.1"]``: the compute capabilities the change is for."""
+    value = pr.get("hardware", [])
+    caps = [re.fullmatch(r"(\d+)\.(\d+)", v) if isinstance(v, str) else None for v in value]
+    if not isinstance(value, list) or not all(caps):
+        raise ConfigError(f'{path}: [pr] hardware must be a list of capabilities like ["12.1"]')
+    return tuple((int(m.group(1)), int(m.group(2))) for m in caps if m)
+
+
 def load_patch(meta_path: Path, set_name: str, targets: tuple[str, ...]) -> PatchMeta:
     raw = read_toml(meta_path)
     patch_id = _str(raw, "id", meta_path)
@@ -212,6 +221,8 @@ def load_patch(meta_path: Path, set_name: str, targets: tuple[str, ...]) -> Patc
         export=load_export(raw, meta_path, meta_path.parent.parent),
         pr_tags=tuple(pr.get("tags", ())),
         pr_scope=pr.get("scope") or None,
+        pr_hardware=_hardware(pr, meta_path),
+        pr_since=_str(pr, "since", meta_path, default=""),
         notes=_str(raw, "notes", meta_path, default=""),
         history=PatchHistory(
             absorbed_by=history.get("absorbed_by") or None,

@@ -75,6 +75,14 @@ def real_tree(real_cache: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
     return make
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        help="rewrite the inline expected text of golden tests instead of comparing (testing/golden.py)",
+    )
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test on real upstream source releases is marked ``upstream`` (so ``-m "not upstream"``
     runs the fast tests alone), whether it says so or only asks for the real cache."""

@@ -36,8 +36,9 @@ from patchkit.export.prtext import (
     PrText,
     TextInput,
     load_template,
-    read_verification,
+    pinned_label,
     render,
+    text_input,
 )
 from patchkit.export.publish import (
     check_remote,
@@ -67,7 +68,7 @@ class _Ctx:
     repo: GitRepo
     entry: LockEntry
     base: str
-    base_label: str  # "flashinfer 0.6.6 (upstream commit 70b142b75b46)"
+    base_label: str  # "FlashInfer 0.6.6 (commit 70b142b75b46)"
     series: list[PatchMeta]  # every patch of the target, for requirements
     blobs: Blobs
     identity: Identity | None  # given on the command line: wins over the metadata's
@@ -184,11 +185,7 @@ def _context(
 ) -> _Ctx:
     prof = profile(entry.name)
     style = prof.pr_style if prof else "conventional"
-    label = (
-        f"{onto} ({base[:12]})"
-        if onto
-        else f"{entry.name} {entry.version} (upstream commit {entry.commit[:12]})"
-    )
+    label = f"{onto} ({base[:12]})" if onto else pinned_label(entry)
     series = [p for s in project.sets for p in s.for_target(entry.name)]
     in_tree = (repo.read_file(base, path) for path in TEMPLATE_PATHS)
     template = load_template(next((t for t in in_tree if t is not None), None), entry.name)
@@ -322,7 +319,7 @@ def _build(ctx: _Ctx, meta: PatchMeta, parent: str, earlier: Sequence[PatchMeta]
         raise PatchFailed(f"cannot export {meta.id} onto {ctx.base_label}: {why}")
     deltas, formatting = format_deltas(deltas, read_base=ctx.read_base)
     files = tuple(sorted({d.path for d in deltas}))
-    text = render(_text_input(ctx, meta, files, formatting, stacked=bool(earlier)))
+    text = render(_text_input(ctx, meta, files, stacked=bool(earlier)))
     tree = ctx.repo.tree_with(parent, _entries(ctx.repo, parent, deltas))
     env = _commit_env(ctx, meta)
     return _Built(
@@ -344,23 +341,19 @@ def _entries(
     return entries
 
 
-def _text_input(
-    ctx: _Ctx, meta: PatchMeta, files: tuple[str, ...], formatting: tuple[str, ...], stacked: bool
-) -> TextInput:
+def _text_input(ctx: _Ctx, meta: PatchMeta, files: tuple[str, ...], stacked: bool) -> TextInput:
     by_id = {p.id: p for p in ctx.series}
     deps = tuple(Dependency(r, by_id[r].prs if r in by_id else ()) for r in meta.requires)
-    return TextInput(
-        meta=meta,
+    return text_input(
+        meta,
+        ctx.entry,
+        base=ctx.base_label,
+        files=files,
         style=ctx.style,
         template=ctx.template,
         identity=_identity(ctx, meta),
-        base=ctx.base_label,
-        repository=ctx.entry.repository,
-        files=files,
-        verification=read_verification(meta, ctx.entry),
         dependencies=deps,
         stacked=stacked,
-        formatting=formatting,
     )
 
 

@@ -139,6 +139,11 @@ def load_records(set_root: Path) -> list[Record]:
     return sorted(both, key=_key)  # a run is written to one of the two, never both
 
 
+def tracked_records(set_root: Path) -> list[Record]:
+    """The set's tracked records only (``verification.json``): the same on every machine."""
+    return sorted(_read(records_path(set_root)), key=_key)
+
+
 def _read(path: Path) -> list[Record]:
     try:
         stat = path.stat()

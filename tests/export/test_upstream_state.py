@@ -42,7 +42,7 @@ def test_open_pr_gets_a_comment_not_a_new_pr(tmp_path: Path) -> None:
     assert export.comment_for == PR
     comment = (export.out_dir / "COMMENT.md").read_text()
     assert comment.startswith(f"A comment for {PR}")
-    assert "Same fix as " in export.text.body  # the PR named in the text itself
+    assert f"{PR} (open as of 2026-11-23) proposes the same change" in export.text.body
     case.set_meta("fix-f", upstream("closed"))
     (export,) = case.export("fix-f").exports
     assert export.comment_for is None

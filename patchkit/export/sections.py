@@ -1,0 +1,145 @@
+"""The pieces of a pull request's text, said as upstream facts: why, where the problem is (the
+release and commit, where it began), the issue and the upstream PR for the same fix, why it is
+not a duplicate, the exact test commands and what ran where. Nothing in them names the tool
+that exported the change."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from patchkit.export.claims import Verification, result_text
+from patchkit.export.settings import ExportSettings
+from patchkit.model import PatchMeta, PrState, TestSpec
+
+
+@dataclass(frozen=True)
+class Dependency:
+    patch_id: str
+    prs: tuple[str, ...]  # its upstream PRs, if any
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the sections are made from."""
+
+    meta: PatchMeta
+    project: str  # "vLLM"
+    repository: str  # upstream repository URL, to shorten links to "#N"
+    pinned: str  # "vLLM 0.19.0 (commit 2a69949bd)": what the records ran against
+    base: str  # what the branch is based on (the same words as pinned, or the --onto ref)
+    files: tuple[str, ...]
+    verification: Verification
+    settings: ExportSettings
+    dependencies: tuple[Dependency, ...] = ()
+    stacked: bool = False
+
+
+def paragraphs(text: str) -> str:
+    return textwrap.dedent(text).strip()
+
+
+def wrap(text: str, width: int = 72) -> str:
+    parts = re.split(r"\n\s*\n", paragraphs(text))
+    return "\n\n".join(textwrap.fill(" ".join(p.split()), width) for p in parts)
+
+
+def join(*parts: str) -> str:
+    return "\n\n".join(p.strip() for p in parts if p.strip())
+
+
+def _ref(url: str, repository: str) -> str:
+    pattern = re.escape(repository.rstrip("/")) + r"/(?:issues|pull)/(\d+)/?"
+    match = re.fullmatch(pattern, url.strip())
+    return f"#{match.group(1)}" if match else url.strip()
+
+
+def origin(f: Facts) -> str:
+    """Where the problem is (and began, when the metadata says) and what the change touches."""
+    since = f.meta.pr_since
+    where = (
+        f"The problem began in {since}; it is present in {f.pinned}"
+        if since
+        else (f"Present in {f.pinned}")
+    )
+    on = f" (this branch is based on {f.base})" if f.base != f.pinned else ""
+    return f"{where}{on}. Changes {', '.join(f'`{p}`' for p in f.files)}."
+
+
+def references(f: Facts) -> list[str]:
+    """The issues the change addresses."""
+    lines = []
+    for issue in f.meta.issues:
+        ref = _ref(issue, f.repository)
+        # "Addresses", not "Fixes": a closing keyword would close an issue fixed only in part
+        lines.append(f"Addresses {ref}" if ref.startswith("#") else f"Related: {ref}")
+    return lines  # the PRs of this change itself (``prs``) are not named in their own text
+
+
+def duplicate_check(f: Facts) -> str:
+    """Why this is not a duplicate (vLLM's AGENTS.md asks for it), or the PR it duplicates."""
+    up = f.meta.upstream
+    when = f"as of {up.checked}" if up.checked else "when last checked"
+    pr = _ref(up.pr, f.repository) if up.pr else ""
+    if up.state is PrState.OPEN:
+        return f"{pr} (open {when}) proposes the same change; what follows is offered for it."
+    if up.state is PrState.CLOSED:
+        return f"{pr} proposed the same change and was closed unmerged ({when})."
+    if up.state is PrState.MERGED:
+        return f"{pr} made the same change and was merged ({when})."
+    if up.checked:
+        return f"Not a duplicate: {when}, no open or merged {f.project} PR makes this change."
+    return ""
+
+
+def dependencies(f: Facts) -> str:
+    lines = []
+    for dep in f.dependencies:
+        where = ", ".join(_ref(p, f.repository) for p in dep.prs) or "not yet proposed"
+        lines.append(f"Depends on the patch `{dep.patch_id}` ({where}).")
+    if lines and f.stacked:
+        lines.append(
+            "This change does not apply without it, so this branch carries that change first: "
+            "review only the last commit, and merge the dependency first."
+        )
+    elif lines:
+        lines.append("This change applies on its own; it is based directly on upstream.")
+    return "\n".join(lines)
+
+
+def ai_statement(f: Facts) -> str:
+    return f.settings.ai_assistance
+
+
+def _needs(spec: TestSpec) -> str:
+    if not spec.gpu:
+        return "CPU"
+    cap = spec.min_capability
+    return f"needs a CUDA GPU of compute capability {cap[0]}.{cap[1]} or newer" if cap else "GPU"
+
+
+def _standalone(specs: Sequence[TestSpec]) -> str:
+    if not specs:
+        return ""
+    names = "; ".join(f"`{s.node.removeprefix('tests/')}` ({_needs(s)})" for s in specs)
+    return (
+        "Standalone tests, kept with our downstream copy of this change (not part of this PR) "
+        f"and run against the patched tree: {names}."
+    )
+
+
+def plan(f: Facts) -> str:
+    upstream = [s for s in f.meta.tests if s.where == "upstream"]
+    standalone = _standalone([s for s in f.meta.tests if s.where != "upstream"])
+    if not upstream:
+        return join(f"No test in {f.project}'s own suite covers this change yet.", standalone)
+    commands = "\n".join(f"python -m pytest {s.node}" for s in upstream)
+    gpu = [f"`{s.node}` {_needs(s)}." for s in upstream if s.gpu]
+    return join("```bash\n" + commands + "\n```", "\n".join(gpu), standalone)
+
+
+def result(f: Facts) -> str:
+    notes = f"**Caveats:** {paragraphs(f.meta.notes)}" if f.meta.notes.strip() else ""
+    return join(result_text(f.meta, f.verification, f.pinned), notes)

@@ -1,0 +1,69 @@
+"""The upstream's pull-request template, filled: each section's content appended under its
+heading (the template's own text there kept), a heading the template lacks added above the cut
+line, and nothing below vLLM's "BEFORE SUBMITTING" line (a bot deletes it)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from importlib import resources
+
+from patchkit.errors import ConfigError
+
+CUT_MARK = "BEFORE SUBMITTING"
+
+
+def load_template(in_tree: bytes | None, target: str) -> str:
+    """The tree's own PR template, else the one patchkit ships for the target (or a generic one)."""
+    if in_tree is not None:
+        return in_tree.decode(errors="replace")
+    shipped = resources.files("patchkit.export") / "templates"
+    for name in (f"{target}.md", "generic.md"):
+        if (shipped / name).is_file():
+            return (shipped / name).read_text(encoding="utf-8")
+    raise ConfigError(f"no PR template for {target}: patchkit's templates/ are missing")
+
+
+def _level(line: str) -> int:
+    return len(line) - len(line.lstrip("#")) if line.startswith("#") else 0
+
+
+def headings(template: str) -> set[str]:
+    return {line.strip() for line in template.splitlines() if _level(line)}
+
+
+def _section_end(lines: Sequence[str], start: int) -> int:
+    level = _level(lines[start])
+    for i in range(start + 1, len(lines)):
+        line = lines[i]
+        if (_level(line) and _level(line) <= level) or line.strip() == "---" or CUT_MARK in line:
+            return i
+    return len(lines)
+
+
+def _cut_index(lines: Sequence[str]) -> int:
+    return next((i for i, line in enumerate(lines) if CUT_MARK in line), len(lines))
+
+
+def _fill(lines: list[str], heading: str, content: str) -> list[str]:
+    start = next((i for i, line in enumerate(lines) if line.strip() == heading), None)
+    if start is None:
+        end = _cut_index(lines)
+        return [*lines[:end], heading, "", content, "", *lines[end:]]
+    end = _section_end(lines, start)
+    section = list(lines[start + 1 : end])
+    while section and not section[-1].strip():
+        section.pop()
+    return [*lines[: start + 1], *section, "", content, "", *lines[end:]]
+
+
+def fill_template(template: str, sections: Sequence[tuple[str, str]]) -> str:
+    """The template with each ``(heading, content)`` filled in, cut after its "BEFORE
+    SUBMITTING" line."""
+    lines = template.splitlines()
+    lines = lines[: _cut_index(lines) + 1]
+    for heading, content in sections:
+        if content.strip():
+            lines = _fill(lines, heading, content.strip("\n"))
+    text = "\n".join(lines).strip("\n") + "\n"
+    return re.sub(r"\n{3,}", "\n\n", text)
