@@ -139,10 +139,34 @@ def cached_run(
 ) -> RewriteRun | None:
     """The rewrite module's run, when its selectors and every candidate file's run are in the
     cache; None otherwise. Imports neither libcst nor the rewrite."""
+    found = warm_run(source, files, read, listing)
+    return found[0] if found is not None else None
+
+
+def warm_run(
+    source: bytes, files: Sequence[str], read: Reader, listing: Lister | None
+) -> tuple[RewriteRun, Callable[[str], bool]] | None:
+    """:func:`cached_run`, and whether a change to a path could change that run (the path is a
+    rewrite's home or under a directory it searches): a series reuses the run until one does."""
     key = module_sha(source, files)
     selectors = rewrite_cache.load_selectors(key)
     if selectors is None:
         return None
+    run = _from_cache(key, selectors, read, listing)
+    if run is None:
+        return None
+    homes = {s.home for s in selectors}
+    roots = tuple({root for s in selectors for root in s.roots()})
+
+    def affects(path: str) -> bool:
+        return path in homes or any(not r or path.startswith(r + "/") for r in roots)
+
+    return run, affects
+
+
+def _from_cache(
+    key: str, selectors: Sequence[Selector], read: Reader, listing: Lister | None
+) -> RewriteRun | None:
     taken = candidates(selectors, read, listing)
     runs = []
     for path, chosen in taken.items():

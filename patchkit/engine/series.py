@@ -167,38 +167,61 @@ def run_series(
     explain: bool = False,
 ) -> list[PatchResult]:
     """Run patches in order on ``overlay`` (updated in place with each patch's changes)."""
-    _prewarm(patches, overlay.read, overlay.lister)
+    warm = _prewarm(patches, overlay.read, overlay.lister)
+    changed: set[str] = set()  # paths the patches run so far changed
     results = []
-    for meta in patches:
-        result = run_patch(meta, overlay.read, blobs, overlay.lister, explain=explain)
+    for index, meta in enumerate(patches):
+        ready = warm.get(index)
+        if ready is not None and not any(ready[1](path) for path in changed):
+            result = ready[0]  # read from the cache before the series ran, and still so
+        else:
+            result = run_patch(meta, overlay.read, blobs, overlay.lister, explain=explain)
         results.append(result)
         if result.outcome.ok:
             for change in result.changes:
                 overlay.put(change)
+                changed.update(p for p in (change.path, change.old_path) if p)
         elif stop_on_failure:
             break
     return results
 
 
+# a rewrite patch's result read from the cache, and whether a change to a path could change it
+Warm = tuple[PatchResult, Callable[[str], bool]]
+
+
 def _cached_rewrite(meta: PatchMeta, read: Reader, listing: Lister | None) -> PatchResult | None:
     """A rewrite patch's result from the cache alone (no libcst, no import of the rewrite)."""
+    found = _warm_rewrite(meta, read, listing)
+    return found[0] if found is not None else None
+
+
+def _warm_rewrite(meta: PatchMeta, read: Reader, listing: Lister | None) -> Warm | None:
     try:
         source = meta.file.read_bytes()
     except OSError:
         return None  # the rewrite run reports it
-    run = rewrite_outcome.cached_run(source, meta.files, read, listing)
-    return rewrite_outcome.patch_result(meta.id, run) if run is not None else None
+    found = rewrite_outcome.warm_run(source, meta.files, read, listing)
+    if found is None:
+        return None
+    return rewrite_outcome.patch_result(meta.id, found[0]), found[1]
 
 
-def _prewarm(patches: Sequence[PatchMeta], read: Reader, listing: Lister | None) -> None:
-    """When several rewrite patches miss the cache, rewrite their files at once, on every core
-    (those no earlier patch changes); the series then reads their runs from the cache."""
+def _prewarm(patches: Sequence[PatchMeta], read: Reader, listing: Lister | None) -> dict[int, Warm]:
+    """The rewrite patches whose results are in the cache (by their index in the series). When
+    several miss it, rewrite their files at once, on every core (those no earlier patch
+    changes); the series then reads their runs from the cache."""
     items: list[tuple[Path, tuple[str, ...]] | set[str]] = []
+    warm: dict[int, Warm] = {}
     missing = 0
-    for meta in patches:
+    for index, meta in enumerate(patches):
         if meta.kind is PatchKind.REWRITE:
             items.append((meta.file, meta.files))
-            missing += _cached_rewrite(meta, read, listing) is None
+            found = _warm_rewrite(meta, read, listing)
+            if found is None:
+                missing += 1
+            else:
+                warm[index] = found
             continue
         try:
             items.append(set(touched_paths(meta)))
@@ -208,3 +231,4 @@ def _prewarm(patches: Sequence[PatchMeta], read: Reader, listing: Lister | None)
         from patchkit.engine.rewrite import prewarm
 
         prewarm(items, read, listing)
+    return warm

@@ -1,5 +1,5 @@
 """One writer at a time per tree (a checkout, an installed package, the cache's shared trees,
-a project's files): an exclusive file lock (``filelock``) per tree, kept under the cache
+a project's files): an exclusive file lock (``flock``) per tree, kept under the cache
 (``<cache>/locks/``, named after the tree's state directory) so it leaves no trace in a tree.
 
 A writer waits a little (``PATCHKIT_LOCK_TIMEOUT`` seconds, default 10) and then refuses,
@@ -12,15 +12,16 @@ process the lock is re-entrant, so a command that reads its own tree after writi
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import hashlib
 import json
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-
-from filelock import FileLock, Timeout
 
 from patchkit.cache import cache_dir
 from patchkit.errors import TreeBusy
@@ -29,6 +30,7 @@ from patchkit.workspace.tree import Tree
 LOCK = ".lock"
 HOLDER = ".holder.json"
 DEFAULT_TIMEOUT = 10.0
+POLL = 0.05  # seconds between tries while another process holds a lock
 
 
 def timeout() -> float:
@@ -44,9 +46,61 @@ def _base(directory: Path) -> Path:
     return cache_dir("locks") / digest
 
 
-def _lock(directory: Path) -> FileLock:
-    # one instance per path in this process: acquiring it again nests instead of deadlocking
-    return FileLock(_base(directory).with_suffix(LOCK), is_singleton=True)
+class _Held(threading.local):
+    """The locks this thread holds: lock file -> (descriptor, depth). Acquiring a held lock
+    again nests instead of deadlocking; another thread opens its own descriptor and waits, as
+    another process does (``flock`` locks belong to an open file, not to a process)."""
+
+    def __init__(self) -> None:
+        self.locks: dict[Path, tuple[int, int]] = {}
+
+
+_held = _Held()
+
+
+def _try_flock(path: Path) -> int | None:
+    """A descriptor of ``path`` holding its exclusive lock, or None while another holds it."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            return None
+        raise
+    if os.fstat(fd).st_nlink == 0:  # removed since it was opened: lock the file there now
+        os.close(fd)
+        return None
+    return fd
+
+
+def _acquire(path: Path, wait: float) -> bool:
+    """Take the lock of ``path`` (re-entrant in this thread), trying for ``wait`` seconds."""
+    fd, depth = _held.locks.get(path, (-1, 0))
+    if depth:
+        _held.locks[path] = (fd, depth + 1)
+        return True
+    path.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + wait
+    while True:
+        found = _try_flock(path)
+        if found is not None:
+            _held.locks[path] = (found, 1)
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(POLL)
+
+
+def _release(path: Path) -> None:
+    fd, depth = _held.locks[path]
+    if depth > 1:
+        _held.locks[path] = (fd, depth - 1)
+        return
+    del _held.locks[path]
+    with contextlib.suppress(OSError):
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)
 
 
 def holder(directory: Path) -> dict[str, object] | None:
@@ -70,16 +124,14 @@ def _describe(info: dict[str, object] | None) -> str:
 def exclusive(directory: Path, what: str, command: str) -> Iterator[None]:
     """Hold the lock of the tree whose state lives in ``directory`` (``what`` names the tree
     in messages); refuse with :class:`TreeBusy` if another process keeps it too long."""
-    lock = _lock(directory)
-    try:
-        lock.acquire(timeout=timeout())
-    except Timeout:
+    path = _base(directory).with_suffix(LOCK)
+    if not _acquire(path, timeout()):
         raise TreeBusy(
             f"{what} is being changed by {_describe(holder(directory))}; refusing to touch it "
             "at the same time",
             hint="wait for that command to finish and run this one again",
         ) from None
-    outermost = lock.lock_counter == 1
+    outermost = _held.locks[path][1] == 1
     try:
         if outermost:
             _write_holder(directory, command)
@@ -88,7 +140,7 @@ def exclusive(directory: Path, what: str, command: str) -> Iterator[None]:
         if outermost:
             with contextlib.suppress(OSError):
                 _base(directory).with_suffix(HOLDER).unlink()
-        lock.release()
+        _release(path)
 
 
 def _write_holder(directory: Path, command: str) -> None:

@@ -39,7 +39,17 @@ with open(sys.argv[1], "w") as f:
     json.dump({"code": code, "modules": sorted(sys.modules)}, f)
 """
 
-NEVER = ("pypi_simple", "requests", "bs4", "pydantic", "rich", "git", "tomlkit", "platformdirs")
+NEVER = (
+    "pypi_simple",
+    "requests",
+    "bs4",
+    "pydantic",
+    "rich",
+    "git",
+    "tomlkit",
+    "platformdirs",
+    "filelock",
+)
 NOT_WARM = ("libcst", "patchkit_rewrites", "patchkit.engine.rewrite", "multiprocessing")
 
 
