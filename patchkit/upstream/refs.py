@@ -6,7 +6,9 @@ import re
 
 from patchkit.gitrepo import GitRepo
 from patchkit.targets import commits_match
-from patchkit.upstream.sources import TRAILER
+
+# how a release commit in the cache names the upstream commit it is (``upstream.sources`` writes it)
+TRAILER = "Upstream-Commit:"
 
 
 def resolve_release_ref(repo: GitRepo, ref: str) -> str | None:

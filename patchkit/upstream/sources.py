@@ -32,10 +32,10 @@ from patchkit.gitrepo import GitRepo, is_repo
 from patchkit.model import LockEntry, SourceKind
 from patchkit.targets import commits_match, profile, release_commit
 from patchkit.upstream.index import PackageIndex, Release, extract_sdist, parse_version
+from patchkit.upstream.refs import TRAILER as TRAILER
 
 log = logging.getLogger("patchkit.upstream.sources")
 
-TRAILER = "Upstream-Commit:"
 _Repo = TypeVar("_Repo", bound="UpstreamRepo")
 
 
