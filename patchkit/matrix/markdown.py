@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from patchkit.matrix.table import Cell, Matrix
+from patchkit.matrix.table import Cell, Matrix, Row
 
 MARK = {
     "applied": "✅",
@@ -40,11 +40,17 @@ def render_markdown(matrix: Matrix) -> str:
     for row in matrix.rows:
         opt = " (opt-in)" if row.optional else ""
         lines.append(
-            f"| `{row.patch}`{opt} | {row.set} | {row.absorbed_by or '-'} | "
+            f"| `{row.patch}`{opt} | {row.set} | {_absorbed(row)} | "
             f"{row.broken_by or '-'} | {_last_verified(matrix, row.patch)} |"
         )
     legend = ", ".join(f"{m} {o}" for o, m in MARK.items())
     return "\n".join([*lines, "", legend, ""])
+
+
+def _absorbed(row: Row) -> str:
+    if row.absorbed_by and row.reworked_in:
+        return f"{row.absorbed_by} (upstream reworked the code in {row.reworked_in})"
+    return row.absorbed_by or "-"
 
 
 def _cell(cell: Cell) -> str:

@@ -107,13 +107,19 @@ def _table(matrix: Matrix, ids: dict[int, str]) -> str:
         rows.append(
             f"<tr class='row' data-set='{escape(row.set)}' data-patch='{escape(row.patch)}'>"
             f"{_patch_cell(row)}<td>{escape(row.set)}</td>{tds}"
-            f"<td>{escape(row.absorbed_by or '-')}</td><td>{escape(row.broken_by or '-')}</td></tr>"
+            f"<td>{escape(_absorbed(row))}</td><td>{escape(row.broken_by or '-')}</td></tr>"
         )
     return (
         "<table class='matrix'><thead><tr><th>patch</th><th>set</th>"
         f"{head}<th>absorbed by</th><th>broke in</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
+
+
+def _absorbed(row: Row) -> str:
+    if row.absorbed_by and row.reworked_in:
+        return f"{row.absorbed_by} (upstream reworked the code in {row.reworked_in})"
+    return row.absorbed_by or "-"
 
 
 def _patch_cell(row: Row) -> str:

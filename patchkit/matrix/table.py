@@ -31,7 +31,8 @@ class Row:
     optional: bool  # opt-in
     title: str
     absorbed_by: str | None  # the first release in range where upstream had its change
-    broken_by: str | None  # the first release in range where it stopped applying
+    broken_by: str | None  # the first release in range where it stopped applying, before absorption
+    reworked_in: str | None = None  # after absorption: the first release whose code moved on again
 
 
 @dataclass(frozen=True)
@@ -135,10 +136,16 @@ def assemble_rows(
     rows = []
     for meta in patches:
         row = [outcomes[(meta.id, label)] for label in labels]
-        absorbed = next((lb for lb, o in zip(labels, row, strict=True) if o in ABSORBED), None)
-        broken = next((lb for lb, o in zip(labels, row, strict=True) if o in BROKEN), None)
+        first = next((i for i, o in enumerate(row) if o in ABSORBED), len(row))
+        absorbed = labels[first] if first < len(row) else None
+        broken = next((labels[i] for i in range(first) if row[i] in BROKEN), None)
+        # Once upstream took the change the patch is retired: a later break is upstream reworking
+        # its own code, not the patch breaking, and is named apart.
+        reworked = next((labels[i] for i in range(first, len(row)) if row[i] in BROKEN), None)
         kind = meta.kind.value
-        rows.append(Row(meta.id, meta.set_name, kind, meta.optional, meta.title, absorbed, broken))
+        rows.append(
+            Row(meta.id, meta.set_name, kind, meta.optional, meta.title, absorbed, broken, reworked)
+        )
     return rows
 
 

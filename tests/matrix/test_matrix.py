@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,8 @@ from patchkit.matrix.execute import LocalPool, Serial
 from patchkit.matrix.markdown import render_markdown
 from patchkit.matrix.page import render_html
 from patchkit.matrix.store import CellStore
+from patchkit.matrix.table import assemble_rows
+from patchkit.model import PatchKind, PatchMeta
 from patchkit.ops.context import load_project
 from testing.builders import run_git
 from testing.matrix import Releases, rows
@@ -186,3 +189,32 @@ def _record(
 def test_values_round_trip() -> None:
     value = CellValue("conflict", "three-way", {"message": "m", "details": []}, 0.5)
     assert CellValue.from_json(json.loads(json.dumps(value.to_json()))) == value
+
+
+def test_a_break_after_absorption_is_upstream_reworking_not_the_patch_breaking(
+    tmp_path: Path,
+) -> None:
+    """Upstream took the change in 1.1 and rewrote that code in 1.3: the patch did not 'break in
+    1.3', it was retired in 1.1; the summary names the rework apart."""
+    meta = PatchMeta("p", "t", "w", "demo", PatchKind.DIFF, tmp_path, tmp_path, "s")
+    labels = ["1.0", "1.1", "1.2", "1.3"]
+    outcomes = dict(
+        zip(
+            [("p", lb) for lb in labels],
+            ["applied", "upstreamed", "upstreamed", "conflict"],
+            strict=True,
+        )
+    )
+    (row,) = assemble_rows([meta], labels, outcomes)
+    assert (row.absorbed_by, row.broken_by, row.reworked_in) == ("1.1", None, "1.3")
+    outcomes[("p", "1.0")] = "conflict"  # a break before absorption is still a break
+    (row,) = assemble_rows([meta], labels, outcomes)
+    assert (row.absorbed_by, row.broken_by, row.reworked_in) == ("1.1", "1.0", "1.3")
+
+
+def test_the_markdown_names_an_upstream_rework_after_absorption(rel: Releases) -> None:
+    m = rel.matrix(releases="v1.0..v1.4")
+    rows_ = tuple(replace(r, reworked_in="1.4") if r.patch == "bump" else r for r in m.rows)
+    text = render_markdown(replace(m, rows=rows_))
+    assert "| 1.3 (upstream reworked the code in 1.4) | - |" in text
+    assert "upstream reworked the code in 1.4" in render_html(replace(m, rows=rows_))
