@@ -28,6 +28,7 @@ from patchkit.engine.series import Blobs, Overlay, run_patch, touched_paths
 from patchkit.errors import PatchkitError
 from patchkit.model import Outcome, PatchKind, PatchMeta, UpstreamStatus
 from patchkit.ops.context import load_project
+from patchkit.ops.rebase import HistoryFinder, carried
 
 
 @dataclass(frozen=True)
@@ -45,9 +46,10 @@ def evaluate(
     commit = history.commit(point)
     old = history.commit(history.start())
     overlay = Overlay(read_at(repo, commit), listing=list_at(repo, commit))
+    finder = HistoryFinder(repo, old, commit)
     cells = {}
     for meta in patches:
-        result = run_patch(meta, overlay.read, blobs, overlay.lister)
+        result = run_patch(meta, overlay.read, blobs, overlay.lister, finder=finder)
         outcome = result.outcome.value
         paths = sorted({c.path for c in result.changes} | set(_touched(meta)))
         if result.outcome is Outcome.APPLIED and repo.ls_tree(old, paths) != repo.ls_tree(
@@ -57,9 +59,10 @@ def evaluate(
         sites: tuple[str, ...] = ()
         if meta.kind is PatchKind.REWRITE:
             sites = _sites(run_rewrites(meta.file, overlay.read, overlay.lister))
-        note = "" if result.outcome.ok else result.message.splitlines()[0] if result.message else ""
+        ok = carried(result.outcome)
+        note = "" if ok else result.message.splitlines()[0] if result.message else ""
         cells[meta.id] = Cell(outcome, sites, note)
-        if result.outcome.ok:
+        if ok:
             for change in result.changes:
                 overlay.put(change)
     return cells

@@ -17,6 +17,7 @@ Each hunk's :class:`~patchkit.model.Placement` says where it went and by which r
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -216,18 +217,19 @@ def _placed(job: Job, lines: list[bytes]) -> FileResult:
         moved = elsewhere(job, apply_content)
         if moved is not None:
             return moved
+    saved = [dataclasses.replace(p) for p in plans]  # as placed, before a merge changes them
     merged = _merged(job, placer, missing)
     if merged.outcome is Outcome.CONFLICT:
-        return _one_sided(job, placer, missing) or merged
+        return _one_sided(job, placer, saved) or merged
     return merged
 
 
-def _one_sided(job: Job, placer: Placer, missing: list[Plan]) -> FileResult | None:
+def _one_sided(job: Job, placer: Placer, saved: list[Plan]) -> FileResult | None:
     """The merge conflicted: each missing hunk placed by the lines it changes and the one
     side of its context upstream left intact, or None (the conflict stands)."""
-    for plan in missing:
-        plan.state, plan.spots, plan.merged_into = "missing", [], None
-        if not place_one_sided(placer, plan):
+    placer.plans = saved
+    for plan in saved:
+        if plan.state == "missing" and not place_one_sided(placer, plan):
             return None
     applying = [p for p in placer.plans if p.state == "apply"]
     if _overlapping(applying):

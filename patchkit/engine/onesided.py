@@ -85,13 +85,14 @@ def _edge(view: FileView, trial: _Try, at: int) -> bool:
 
 
 def _scoped(base: FileView, target: FileView, trial: _Try) -> bool:
-    """The place is in the scope path the hunk had at base, and that scope has no twin here."""
+    """The place is in the scope path the hunk had at base, and no other scope here has that
+    path (a look-alike twin, or a control block alike its own)."""
     if base.tree is None or target.tree is None:
         return False
     want = base.hunk_scope(trial.hunk, trial.base_at)
     if target.hunk_scope(trial.hunk, trial.at) != want:
         return False
-    return not want or len(target.tree.find(want)) == 1 or not target.tree.named(want)
+    return not want or len(target.tree.find(want)) == 1  # twins, alike blocks: no place
 
 
 def _holds(placer: Placer, trial: _Try) -> bool:

@@ -208,7 +208,7 @@ def carried(outcome: Outcome) -> bool:
 
 
 @dataclass
-class _HistoryFinder:
+class HistoryFinder:
     """Where moved code went between the pinned and the new upstream commit: git's renames,
     files of the new commit holding a scope's first line. Asked only when a file or a scope
     is gone."""
@@ -232,7 +232,7 @@ def _evaluate(run: _Run, manual: dict[str, dict[str, bytes | None]]) -> list[_Ev
     commit = run.history.commit(run.new)
     repo = run.history.repo
     overlay = Overlay(read_at(repo, commit), _modes_at(repo, commit), listing=list_at(repo, commit))
-    finder = _HistoryFinder(repo, run.history.commit(run.old), commit)
+    finder = HistoryFinder(repo, run.history.commit(run.old), commit)
     evals = []
     for meta in run.patches:
         before = {p: overlay.read(p) for p in _paths(meta)}
