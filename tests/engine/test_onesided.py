@@ -189,3 +189,28 @@ def test_one_side_never_lands_in_a_look_alike(tmp_path: Path) -> None:
     report, text = ported(tmp_path, "m.py", PY_TWINS, patched, upstream)
     assert report.outcome in (Outcome.CONFLICT, Outcome.AMBIGUOUS), report.result.placements
     assert "# clamp" not in text
+
+
+def test_hunks_a_partial_merge_took_are_kept_when_one_side_places_the_rest(
+    tmp_path: Path,
+) -> None:
+    """The scope merge of ``f`` succeeds (taking the hunk placed there by context too), then
+    ``g``'s merge conflicts: placing by one side starts again from the hunks as placed, so
+    none of the three is lost."""
+    filler = "".join(f"    v{i} = x + {i}\n" for i in range(8))
+    base = (
+        "def f(x):\n    a = 1\n" + filler + "    c = 3\n    t = c + v7\n    u = t * 5\n"
+        "    return u\n\n\ndef g(y):\n    k = y + 1\n    m = k * 2\n    b = 2\n"
+        "    n = m + b\n    w = n * 6\n    return w\n"
+    )
+    patched = base.replace("a = 1", "a = 10").replace("c = 3", "c = 30").replace("b = 2", "b = 20")
+    upstream = base.replace("v6 = x + 6", "v6 = x + 60").replace("m = k * 2", "m = k * 3")
+    report, text = ported(tmp_path, "m.py", base, patched, upstream)
+    assert report.outcome is Outcome.CARRIED, report.result.details
+    expected = upstream.replace("a = 1", "a = 10").replace("c = 3", "c = 30")
+    assert text == expected.replace("b = 2", "b = 20")
+    assert [m.rule for m in report.result.placements] == [
+        Rule.CONTEXT,
+        Rule.ONE_SIDE,
+        Rule.ONE_SIDE,
+    ]
