@@ -247,14 +247,17 @@ class GitRepo:
         return found[1] if found and found[0] == b"blob" else None
 
     def read_files(self, rev: str, paths: Sequence[str]) -> dict[str, bytes]:
-        """The files of ``rev`` among ``paths`` (absent ones left out), in one git call."""
-        listed: dict[str, tuple[str, str]] = {}
-        for start in range(0, len(paths), _MAX_PATHSPECS):
-            listed |= self.ls_tree(rev, paths[start : start + _MAX_PATHSPECS])
-        wanted = set(paths)
+        """The files of ``rev`` among ``paths`` (absent ones left out), read in the one
+        ``cat-file --batch`` session (a name holding a newline, which it cannot take, is
+        looked up with ``ls-tree``)."""
         found = {}
-        for name, (_mode, sha) in listed.items():
-            content = self.read_blob(sha) if name in wanted else None
+        odd = [p for p in paths if "\n" in p]
+        for path in dict.fromkeys(p for p in paths if "\n" not in p):
+            content = self.read_file(rev, path)
+            if content is not None:
+                found[path] = content
+        for name, (_mode, sha) in (self.ls_tree(rev, odd) if odd else {}).items():
+            content = self.read_blob(sha) if name in odd else None
             if content is not None:
                 found[name] = content
         return found

@@ -11,11 +11,12 @@ from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from patchkit.model import Outcome, PatchResult
-from patchkit.ops.status import PatchState, StatusReport
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
+
+    from patchkit.ops.status import StatusReport
 
 # The style tags patchkit's own messages use ("[red]error:[/]"); rich's markup otherwise.
 _STYLE = r"(?:bold|dim|italic|red|green|yellow|blue|cyan|magenta)"
@@ -71,14 +72,14 @@ _OUTCOME_STYLE = {
     Outcome.UPSTREAMED: "blue",
     Outcome.PARTLY_UPSTREAMED: "yellow",
 }
-_STATE_STYLE = {
-    PatchState.APPLIED: "green",
-    PatchState.UPSTREAMED: "blue",
-    PatchState.NOT_APPLIED: "dim",
-    PatchState.MODIFIED: "yellow",
-    PatchState.OUTDATED: "yellow",
-    PatchState.RETIRED: "blue",
-    PatchState.PENDING: "red",
+_STATE_STYLE = {  # by ``PatchState`` value: rendering needs no status engine (port, show)
+    "applied": "green",
+    "upstreamed": "blue",
+    "not applied": "dim",
+    "modified since apply": "yellow",
+    "outdated": "yellow",
+    "retired": "blue",
+    "pending": "red",
 }
 
 
@@ -159,7 +160,7 @@ def status_table(report: StatusReport) -> Table | str:
     speed = any(p.speed for p in report.patches)
     rows = []
     for p in report.patches:
-        style = _STATE_STYLE.get(p.state, "")
+        style = _STATE_STYLE.get(p.state.value, "")
         name = p.id + (" (opt-in)" if p.optional else "")
         state = f"[{style}]{p.state.value}[/]" if style else p.state.value
         state += "\n[red]slower[/]" if p.slower else ""

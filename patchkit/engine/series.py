@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from patchkit.engine import rewrite_outcome
 from patchkit.errors import ConfigError, PatchFailed, PatchkitError, UnsafePathError
 from patchkit.gitrepo import GitRepo, MergeResult, merge_file
 from patchkit.model import (
@@ -201,6 +200,8 @@ def _warm_rewrite(meta: PatchMeta, read: Reader, listing: Lister | None) -> Warm
         source = meta.file.read_bytes()
     except OSError:
         return None  # the rewrite run reports it
+    from patchkit.engine import rewrite_outcome  # the warm path of rewrites: not for diffs
+
     found = rewrite_outcome.warm_run(source, meta.files, read, listing)
     if found is None:
         return None

@@ -123,10 +123,12 @@ def _check_places(tree: Tree, writes: list[Write]) -> None:
     targets = {w.path: tree.disk_path(w.path) for w in writes if w.content is not None}
     created = set(targets.values())
     root = tree.root.resolve()
+    checked: set[Path] = set()  # directories looked at, and so every one above them
     for path, target in targets.items():
         for parent in target.parents:
-            if parent == root or root not in parent.parents:
+            if parent in checked or parent == root or root not in parent.parents:
                 break
+            checked.add(parent)
             if parent in created or (parent.exists() and not parent.is_dir()):
                 raise TreeError(
                     f"{path}: cannot be written in {tree.root}, because "

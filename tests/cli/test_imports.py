@@ -121,3 +121,15 @@ def test_port_imports_no_index_client_or_rich(warm: tuple[Scenario, Path]) -> No
     data = json.loads(out.read_text())
     assert data["code"] == 0 and s.read("a.txt") == b"A\n"
     assert _imported(set(data["modules"]), NEVER) == []
+    # a diff needs neither the status engine nor the rewrites' warm path
+    assert _imported(set(data["modules"]), ("patchkit.ops.status", *REWRITE_PATH)) == []
+
+
+REWRITE_PATH = ("patchkit.engine.rewrite_outcome", "patchkit.engine.rewrite_cache")
+
+
+def test_every_patch_state_has_its_style() -> None:
+    from patchkit.cli.render import _STATE_STYLE
+    from patchkit.ops.status import PatchState
+
+    assert set(_STATE_STYLE) == {state.value for state in PatchState}
