@@ -39,6 +39,7 @@ _API = {
     "continue_rebase": "patchkit.ops.rebase:continue_rebase",
     "abort_rebase": "patchkit.ops.rebase:abort_rebase",
     "export_pr": "patchkit.ops.export_pr:export_pr",
+    "upstream_check": "patchkit.ops.upstream_check:upstream_check",
     "import_patches": "patchkit.ops.import_:import_patches",
     "export_series": "patchkit.ops.export_series:export_series_target",
     # the project and where to work
@@ -57,6 +58,7 @@ _API = {
     "RebaseReport": "patchkit.ops.rebase_conflicts:RebaseReport",
     "VerifyReport": "patchkit.verification.run:VerifyReport",
     "ExportReport": "patchkit.export.results:ExportReport",
+    "UpstreamCheckReport": "patchkit.ops.upstream_check:UpstreamCheckReport",
     "ImportReport": "patchkit.ops.import_:ImportReport",
     "SeriesExport": "patchkit.ops.export_series:SeriesExport",
     # errors: one family, each with its exit code
@@ -81,6 +83,7 @@ __all__ = [
     "SeriesExport",
     "StatusReport",
     "TargetApply",
+    "UpstreamCheckReport",
     "VerifyReport",
     "Where",
     "__version__",
@@ -98,6 +101,7 @@ __all__ = [
     "reset",
     "show",
     "status",
+    "upstream_check",
     "verify",
 ]
 
@@ -139,5 +143,6 @@ if TYPE_CHECKING:  # what type checkers and editors see
     from patchkit.ops.show import show_patch as show
     from patchkit.ops.status import StatusReport
     from patchkit.ops.status import status_target as status
+    from patchkit.ops.upstream_check import UpstreamCheckReport, upstream_check
     from patchkit.ops.verify import verify_target as verify
     from patchkit.verification.run import VerifyReport

@@ -114,6 +114,12 @@ COMMANDS = (
         "patchkit.cli.export:add_export_args",
         "patchkit.cli.export:export_cmd",
     ),
+    Command(
+        "upstream-check",
+        "find upstream PRs making the same fix as each patch (GitHub CLI); record their state",
+        "patchkit.cli.upstream_check:add_upstream_check_args",
+        "patchkit.cli.upstream_check:upstream_check_cmd",
+    ),
 )
 
 

@@ -54,6 +54,7 @@ def report_lines(report: ExportReport) -> list[str]:
             else []
         )
         lines += [f"  pushed to {e.pushed_to}"] if e.pushed_to else []
+        lines += [f"  comment posted on {e.commented}"] if e.commented else []
         lines += [f"  PR: {e.pr_url}"] if e.pr_url else []
     return lines
 

@@ -1,6 +1,7 @@
 """Publishing exported branches: the files beside each export, then never to the upstream
-repository, one atomic push with a lease per branch, ``gh pr create``, and the PR's URL written
-back into the patch's metadata.
+repository, one atomic push with a lease per branch, ``gh pr create`` (or ``gh pr comment`` on
+the open upstream PR that makes the same fix), and the PR's URL written back into the patch's
+metadata.
 
 ``export.json`` beside each export records what was exported and what was pushed where; the
 lease of a re-push expects what patchkit last pushed to that remote, so a branch someone else
@@ -11,8 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import shutil
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -23,6 +22,7 @@ import tomlkit
 from patchkit.errors import ConfigError, GitError, SourceError
 from patchkit.gitrepo import GitRepo
 from patchkit.model import LockEntry
+from patchkit.upstream.github import Gh
 
 if TYPE_CHECKING:
     from patchkit.export.results import PatchExport
@@ -74,6 +74,7 @@ def write_files(repo: GitRepo, export: PatchExport, base: str, record: dict[str,
             "base": base,
             "branches": branches,
             "pushed": record_table(record, "pushed"),  # remote URL -> the commit last pushed there
+            "commented": record_table(record, "commented"),  # PR URL -> the commit posted there
         },
     )
 
@@ -159,17 +160,6 @@ def _push_error(exc: GitError, remote: str, url: str) -> GitError:
 
 
 # -- the pull request ----------------------------------------------------------------------------
-def find_gh() -> str:
-    gh = shutil.which("gh")
-    if gh is None:
-        raise ConfigError(
-            "--open needs the GitHub CLI `gh`, which is not installed",
-            hint="install it (https://cli.github.com) and `gh auth login`, or open the PR by hand "
-            "from the written PR_BODY.md",
-        )
-    return gh
-
-
 def _slug(url: str) -> str:
     return "/".join(normalise_url(url).split("/")[-2:])
 
@@ -177,24 +167,52 @@ def _slug(url: str) -> str:
 def open_prs(
     exports: list[PatchExport],
     *,
-    gh: str,
-    fork_url: str,
+    gh: Gh,
+    fork_url: str | None,
     upstream: str,
     cwd: Path,
     meta_files: Mapping[str, Path],
 ) -> list[PatchExport]:
-    """A PR to ``upstream`` from each branch pushed to ``fork_url``; its URL recorded in the
-    patch's metadata file (``meta_files`` by patch id)."""
-    return [_open_pr(gh, e, fork_url, upstream, cwd, meta_files[e.patch_id]) for e in exports]
+    """For each export: a comment on the open upstream PR that makes the same fix, else a new
+    PR to ``upstream`` from its branch pushed to ``fork_url`` (its URL recorded in the patch's
+    metadata file, ``meta_files`` by patch id), unless the patch has its PR already."""
+    return [_publish(gh, e, fork_url, upstream, cwd, meta_files[e.patch_id]) for e in exports]
+
+
+def _publish(
+    gh: Gh, export: PatchExport, fork_url: str | None, upstream: str, cwd: Path, meta_file: Path
+) -> PatchExport:
+    if export.comment_for and export.comment_for != export.pr_url:
+        return _comment(gh, export, cwd)
+    if export.pr_url or export.comment_for:
+        log.info("%s already has a PR: %s", export.patch_id, export.pr_url)
+        return export
+    if not fork_url:
+        raise ConfigError(
+            f"--open: {export.patch_id} needs a new PR, whose branch must be on your fork",
+            hint="pass --push REMOTE (your fork) with --open",
+        )
+    return _open_pr(gh, export, fork_url, upstream, cwd, meta_file)
+
+
+def _comment(gh: Gh, export: PatchExport, cwd: Path) -> PatchExport:
+    """``gh pr comment`` with COMMENT.md on the open PR, once per exported commit."""
+    url = str(export.comment_for)
+    record = load_record(export.out_dir)
+    posted = record_table(record, "commented")  # PR URL -> the commit whose text was posted
+    if posted.get(url) == export.commit:
+        log.info("%s: the comment for %s was posted already", export.patch_id, url)
+        return replace(export, commented=url)
+    body = str(export.out_dir / "COMMENT.md")
+    gh.text("pr", "comment", url, "--body-file", body, cwd=cwd)
+    save_record(export.out_dir, {**record, "commented": {**posted, url: export.commit}})
+    return replace(export, commented=url)
 
 
 def _open_pr(
-    gh: str, export: PatchExport, fork_url: str, upstream: str, cwd: Path, meta_file: Path
+    gh: Gh, export: PatchExport, fork_url: str, upstream: str, cwd: Path, meta_file: Path
 ) -> PatchExport:
-    """``gh pr create`` for one branch, unless the patch already has a PR."""
-    if export.pr_url or export.comment_for:
-        log.info("%s already has a PR: %s", export.patch_id, export.pr_url or export.comment_for)
-        return export
+    """``gh pr create`` for one branch."""
     owner = _slug(fork_url).split("/")[0]
     options = {
         "--repo": _slug(upstream),
@@ -202,11 +220,10 @@ def _open_pr(
         "--title": export.text.title,
         "--body-file": str(export.out_dir / "PR_BODY.md"),
     }
-    argv = [gh, "pr", "create", *(part for pair in options.items() for part in pair)]
-    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
-    urls = re.findall(r"https?://\S+", proc.stdout)
-    if proc.returncode != 0 or not urls:
-        raise SourceError(f"`gh pr create` failed for {export.branch}: {proc.stderr.strip()}")
+    out = gh.text("pr", "create", *(part for pair in options.items() for part in pair), cwd=cwd)
+    urls = re.findall(r"https?://\S+", out)
+    if not urls:
+        raise SourceError(f"`gh pr create` printed no PR URL for {export.branch}: {out.strip()!r}")
     record_pr(meta_file, urls[-1])
     return replace(export, pr_url=urls[-1])
 

@@ -33,6 +33,7 @@ class PatchExport:
     pushed_to: str | None = None  # the remote URL the branch was pushed to
     pr_url: str | None = None
     comment_for: str | None = None  # an open upstream PR for the same fix: COMMENT.md is for it
+    commented: str | None = None  # --open: the PR COMMENT.md was posted on
 
 
 @dataclass(frozen=True)

@@ -130,13 +130,31 @@ def _standalone(specs: Sequence[TestSpec]) -> str:
     )
 
 
+def _added(f: Facts) -> list[tuple[str, str]]:
+    """The test this PR adds to upstream's suite (``[export.test]``): its command and needs."""
+    test = f.meta.export.test
+    if test is None:
+        return []
+    args = [*test.run, *(["--noconftest"] if test.noconftest else [])]
+    spec = TestSpec("upstream", " ".join(test.run), test.gpu, test.min_capability)
+    return [(f"python -m pytest {' '.join(args)}", _needs(spec) if test.gpu else "")]
+
+
 def plan(f: Facts) -> str:
     upstream = [s for s in f.meta.tests if s.where == "upstream"]
+    runs = [
+        *_added(f),
+        *((f"python -m pytest {s.node}", _needs(s) if s.gpu else "") for s in upstream),
+    ]
     standalone = _standalone([s for s in f.meta.tests if s.where != "upstream"])
-    if not upstream:
+    if not runs:
         return join(f"No test in {f.project}'s own suite covers this change yet.", standalone)
-    commands = "\n".join(f"python -m pytest {s.node}" for s in upstream)
-    gpu = [f"`{s.node}` {_needs(s)}." for s in upstream if s.gpu]
+    commands = "\n".join(command for command, _ in runs)
+    gpu = [
+        f"`{command.removeprefix('python -m pytest ')}` {needs}."
+        for command, needs in runs
+        if needs
+    ]
     return join("```bash\n" + commands + "\n```", "\n".join(gpu), standalone)
 
 

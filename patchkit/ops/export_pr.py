@@ -42,7 +42,6 @@ from patchkit.export.prtext import (
 )
 from patchkit.export.publish import (
     check_remote,
-    find_gh,
     load_record,
     open_prs,
     push,
@@ -53,7 +52,9 @@ from patchkit.export.results import BranchState, ExportReport, PatchExport
 from patchkit.gitrepo import GitRepo, is_repo
 from patchkit.model import LockEntry, Outcome, PatchMeta, PrState
 from patchkit.ops.context import Project, blobs_for
+from patchkit.ops.upstream_check import refreshed, upstream_check
 from patchkit.targets import commits_match, profile
+from patchkit.upstream.github import Gh
 from patchkit.upstream.sources import TRAILER
 from patchkit.workspace.tree import checkout_tree
 
@@ -108,10 +109,17 @@ def export_pr(
     ``tree_root``. Each commit is signed by ``identity``, else the patch's ``[export] identity``,
     else the checkout's git config ``user.name``/``user.email``."""
     entry = project.entry(target)
-    metas, left_out = _not_merged(_selected(project, target, patch_ids), named=bool(patch_ids))
-    if open_pr and not push_remote:
-        raise ConfigError("--open needs --push REMOTE: the PR's branch must be on your fork")
-    gh = find_gh() if open_pr else None
+    selected = _selected(project, target, patch_ids)
+    gh = Gh.find("--open") if open_pr else None
+    if gh:  # never a duplicate: look upstream first, and record what was found
+        check = upstream_check(project=project, gh=gh, patch_ids=[m.id for m in selected])
+        selected = [refreshed(m, check) for m in selected]
+    metas, left_out = _not_merged(selected, named=bool(patch_ids))
+    if gh and not push_remote and any(_needs_new_pr(m) for m in metas):
+        raise ConfigError(
+            "--open needs --push REMOTE: a new PR's branch must be on your fork",
+            hint="pass --push with a remote (or URL) of your fork",
+        )
     with GitRepo(tree_root) as repo:
         base, real = _base_commit(repo, entry, onto)
         push_url = check_remote(repo, entry, push_remote, force, real) if push_remote else None
@@ -122,7 +130,7 @@ def export_pr(
             ctx.blobs.close()
         if push_remote and push_url:
             exports = push(repo, exports, push_remote, push_url, force)
-    if gh and push_url:
+    if gh:
         meta_files = {p.id: p.meta_file for p in ctx.series}
         exports = open_prs(
             exports,
@@ -133,6 +141,11 @@ def export_pr(
             meta_files=meta_files,
         )
     return ExportReport(target, base, tuple(exports), left_out)
+
+
+def _needs_new_pr(meta: PatchMeta) -> bool:
+    """No PR of its own and none open upstream to comment on."""
+    return not meta.prs and meta.upstream.state is not PrState.OPEN
 
 
 def _not_merged(metas: list[PatchMeta], *, named: bool) -> tuple[list[PatchMeta], tuple[str, ...]]:

@@ -233,6 +233,19 @@ def test_stale_and_failed_records(tmp_path: Path) -> None:
     assert "2026-11-22: **failed** (1 of 2 tests failed)" in body
 
 
+def test_the_upstream_test_the_pr_adds_is_in_the_plan(tmp_path: Path) -> None:
+    (tmp_path / "set" / "upstream-tests").mkdir(parents=True)
+    (tmp_path / "set" / "upstream-tests" / "t.diff").write_text("a test\n")
+    added = (
+        '\n[export.test]\nfile = "upstream-tests/t.diff"\n'
+        'run = ["tests/kernels/test_ssu.py", "-k", "sm12x"]\ngpu = true\nmin_capability = "9.0"\n'
+    )
+    meta = make_patch(tmp_path / "set", "vllm", SSU_META + added)
+    body = text(meta, VLLM, VLLM_TEMPLATE, ("x.py",)).body
+    assert "```bash\npython -m pytest tests/kernels/test_ssu.py -k sm12x\npython -m pytest " in body
+    assert "`tests/kernels/test_ssu.py -k sm12x` needs a CUDA GPU of compute capability 9.0" in body
+
+
 def test_a_title_over_72_is_refused(tmp_path: Path) -> None:
     meta = make_patch(
         tmp_path / "set",

@@ -1,0 +1,123 @@
+"""``patchkit upstream-check``: look upstream, with the GitHub CLI, for pull requests that make
+the same fix as each patch (:mod:`patchkit.upstream.duplicates`), and record what was found in
+the patch's ``[upstream]`` table (``pr``, ``state``, ``checked``), comments and layout kept.
+``export-pr --open`` runs the same check first, so it never opens a duplicate."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+
+from patchkit.errors import ConfigError
+from patchkit.model import PatchMeta, UpstreamPr
+from patchkit.ops.context import Project
+from patchkit.upstream.duplicates import Found, decide, search
+from patchkit.upstream.github import Gh, slug
+
+
+@dataclass(frozen=True)
+class PatchCheck:
+    patch_id: str
+    repository: str  # "vllm-project/vllm"
+    before: UpstreamPr
+    after: UpstreamPr
+    found: tuple[Found, ...]  # strongest first
+    written: bool  # the metadata file was changed
+
+
+@dataclass(frozen=True)
+class UpstreamCheckReport:
+    checks: tuple[PatchCheck, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"patches": [_json(c) for c in self.checks]}
+
+
+def _table(up: UpstreamPr) -> dict[str, Any]:
+    return {"pr": up.pr, "state": up.state.value, "checked": up.checked}
+
+
+def _json(check: PatchCheck) -> dict[str, Any]:
+    found = [
+        {"number": f.number, "url": f.url, "state": f.state.value, "title": f.title,
+         "evidence": list(f.evidence)}
+        for f in check.found
+    ]  # fmt: skip
+    return {
+        "patch": check.patch_id,
+        "repository": check.repository,
+        "before": _table(check.before),
+        "after": _table(check.after),
+        "found": found,
+        "written": check.written,
+    }
+
+
+def today() -> str:
+    return datetime.now(timezone.utc).date().isoformat()
+
+
+def upstream_check(
+    *,
+    project: Project,
+    gh: Gh,
+    target: str | None = None,
+    patch_ids: Sequence[str] = (),
+    write: bool = True,
+    date: str | None = None,
+) -> UpstreamCheckReport:
+    """Check ``patch_ids`` (none: every patch of ``target``, or of the project's sets, opt-in
+    ones too) and, with ``write``, record the result in each patch's metadata."""
+    metas = _selected(project, target, patch_ids)
+    day = date or today()
+    return UpstreamCheckReport(tuple(check_patch(project, gh, m, day, write) for m in metas))
+
+
+def _selected(project: Project, target: str | None, patch_ids: Sequence[str]) -> list[PatchMeta]:
+    if patch_ids:
+        return [project.patch(pid) for pid in dict.fromkeys(patch_ids)]
+    metas = [p for s in project.sets for p in s.patches if target in (None, p.target)]
+    if not metas:
+        where = f" for {target}" if target else ""
+        raise ConfigError(f"no patches{where} in the patch sets under {project.root}/patchsets")
+    return metas
+
+
+def check_patch(project: Project, gh: Gh, meta: PatchMeta, day: str, write: bool) -> PatchCheck:
+    repository = slug(project.entry(meta.target).repository)
+    found = search(gh, repository, meta)
+    after = decide(found, day)
+    written = write and write_upstream(meta.meta_file, after)
+    return PatchCheck(meta.id, repository, meta.upstream, after, tuple(found), written)
+
+
+def write_upstream(meta_file: Path, up: UpstreamPr) -> bool:
+    """Set ``[upstream]`` of a patch's metadata to ``up``, keeping the file's comments and
+    layout; False when it already said so."""
+    doc = tomlkit.parse(meta_file.read_text())
+    table = doc.get("upstream")
+    if table is None:
+        doc["upstream"] = table = tomlkit.table()
+    wanted: dict[str, str | None] = {"pr": up.pr, "state": up.state.value, "checked": up.checked}
+    if all(table.get(key) == value for key, value in wanted.items()):
+        return False
+    for key, value in wanted.items():
+        if value is None:
+            table.pop(key, None)
+        else:
+            table[key] = value
+    tmp = meta_file.with_name(f".{meta_file.name}.tmp")
+    tmp.write_text(tomlkit.dumps(doc))
+    tmp.replace(meta_file)
+    return True
+
+
+def refreshed(meta: PatchMeta, report: UpstreamCheckReport) -> PatchMeta:
+    """``meta`` with the ``[upstream]`` the check found."""
+    after = {c.patch_id: c.after for c in report.checks}
+    return replace(meta, upstream=after[meta.id]) if meta.id in after else meta

@@ -1,0 +1,151 @@
+"""Upstream pull requests that make the same fix as a patch, found with the GitHub CLI.
+
+A PR counts when it is the one the metadata records, when it names one of the patch's issues
+(``#N`` in its title or body), or when it changes one of the patch's files in the same code: its
+diff of that file names an identifier the patch is about (taken from the patch's title and why:
+``_warmup_and_capture``, ``DISPATCH_GQA_GROUP_SIZE``). The state recorded is the strongest found:
+merged, then open, then closed unmerged; none when nothing counts."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from patchkit.errors import SourceError
+from patchkit.model import PatchKind, PatchMeta, PrState, UpstreamPr
+from patchkit.upstream.github import Gh
+
+FIELDS = "number,url,state,title,files"
+LIMIT = "30"
+MAX_KEYWORDS = 3
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_STATES = {"OPEN": PrState.OPEN, "MERGED": PrState.MERGED, "CLOSED": PrState.CLOSED}
+_RANK = {PrState.MERGED: 0, PrState.OPEN: 1, PrState.CLOSED: 2}
+
+
+@dataclass(frozen=True)
+class Found:
+    """An upstream PR for the same fix, and why it counts."""
+
+    number: int
+    url: str
+    state: PrState
+    title: str
+    evidence: tuple[str, ...]  # "recorded in the metadata", "names #39809", "changes f.py (g)"
+
+
+def keywords(meta: PatchMeta) -> tuple[str, ...]:
+    """Identifiers the patch is about: names with an underscore or inner capitals."""
+    found: list[str] = []
+    for token in _IDENT.findall(f"{meta.title} {meta.why}"):
+        inner = token.strip("_")
+        code = "_" in inner or (any(c.isupper() for c in inner[1:]) and len(inner) >= 6)
+        if code and token not in found:
+            found.append(token)
+    return tuple(found[:MAX_KEYWORDS])
+
+
+def patch_files(meta: PatchMeta) -> tuple[str, ...]:
+    """The repository paths the patch changes: a rewrite's ``files``, a diff's headers."""
+    if meta.kind is PatchKind.REWRITE:
+        return meta.files
+    paths = re.findall(r"^\+\+\+ b/(\S+)", meta.file.read_text(errors="replace"), re.MULTILINE)
+    return tuple(dict.fromkeys(paths))
+
+
+def _number(url: str, slug: str) -> int | None:
+    match = re.search(re.escape(slug) + r"/(?:pull|issues)/(\d+)/?$", url.strip())
+    return int(match.group(1)) if match else None
+
+
+class _Search:
+    """The PRs found for one patch, merged by number."""
+
+    def __init__(self, gh: Gh, slug: str, meta: PatchMeta) -> None:
+        self.gh, self.slug, self.meta = gh, slug, meta
+        self.found: dict[int, Found] = {}
+        self.files = patch_files(meta)
+        self.words = keywords(meta)
+
+    def add(self, raw: object, why: str) -> None:
+        if not isinstance(raw, dict) or not str(raw.get("number", "")).isdigit():
+            raise SourceError(
+                f"`gh` answered for {self.slug} without a pull request number: {str(raw)[:200]}",
+                hint="update the GitHub CLI (gh --version), then try again",
+            )
+        number = int(str(raw["number"]))
+        state = _STATES.get(str(raw.get("state", "")).upper(), PrState.CLOSED)
+        old = self.found.get(number)
+        evidence = (*old.evidence, why) if old else (why,)
+        url, title = str(raw.get("url", "")), str(raw.get("title", ""))
+        self.found[number] = Found(number, url, state, title, tuple(dict.fromkeys(evidence)))
+
+    def recorded(self) -> None:
+        urls = [u for u in (self.meta.upstream.pr, *self.meta.prs) if u]
+        for number in dict.fromkeys(n for n in (_number(u, self.slug) for u in urls) if n):
+            raw = self.gh.json("pr", "view", str(number), "--repo", self.slug, "--json", FIELDS)
+            self.add(raw, "recorded in the patch metadata")
+
+    def _list(self, query: str) -> list[object]:
+        args = ("--state", "all", "--search", query, "--json", FIELDS, "--limit", LIMIT)
+        result = self.gh.json("pr", "list", "--repo", self.slug, *args)
+        return result if isinstance(result, list) else []
+
+    def issues(self) -> None:
+        for number in (_number(i, self.slug) for i in self.meta.issues):
+            if number is None:
+                continue
+            for raw in self._list(f"{number} in:title,body"):
+                self.add(raw, f"names #{number}")
+
+    def code(self) -> None:
+        for word in self.words:
+            for raw in self._list(word):
+                files = raw.get("files") if isinstance(raw, dict) else None
+                touched = [f for f in _paths(files) if f in self.files]
+                if touched and self._same_code(str(raw["number"]), touched):  # type: ignore[index]
+                    self.add(raw, f"changes {', '.join(touched)} ({word})")
+
+    def _same_code(self, number: str, files: Iterable[str]) -> bool:
+        """Whether the PR's diff of ``files`` names one of the patch's identifiers."""
+        diff = self.gh.text("pr", "diff", number, "--repo", self.slug)
+        lines = _changed(diff, set(files))
+        return any(word in line for line in lines for word in self.words)
+
+
+def _paths(files: object) -> list[str]:
+    items = files if isinstance(files, list) else []
+    return [str(f.get("path")) for f in items if isinstance(f, dict) and f.get("path")]
+
+
+def _changed(diff: str, files: set[str]) -> list[str]:
+    """Changed lines and hunk headers of ``files`` in a unified diff."""
+    lines, keep = [], False
+    for line in diff.splitlines():
+        if line.startswith("diff --git "):
+            keep = any(line.endswith(f" b/{f}") for f in files)
+        elif keep and (line.startswith(("+", "-", "@@")) and not line.startswith(("+++", "---"))):
+            lines.append(line)
+    return lines
+
+
+def search(gh: Gh, slug: str, meta: PatchMeta) -> list[Found]:
+    """Every upstream PR found for ``meta``'s fix in ``slug``, strongest first."""
+    s = _Search(gh, slug, meta)
+    s.recorded()
+    s.issues()
+    s.code()
+    recorded = "recorded in the patch metadata"
+    return sorted(
+        s.found.values(),
+        key=lambda f: (_RANK[f.state], recorded not in f.evidence, -len(f.evidence), -f.number),
+    )
+
+
+def decide(found: list[Found], today: str) -> UpstreamPr:
+    """The ``[upstream]`` table the search gives: the strongest PR found, or none."""
+    if not found:
+        return UpstreamPr(None, PrState.NONE, today)
+    best = found[0]
+    return UpstreamPr(best.url, best.state, today)

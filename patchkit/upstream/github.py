@@ -1,0 +1,86 @@
+"""The GitHub CLI (``gh``), found and checked once at the edge and passed in: patchkit never
+talks to GitHub otherwise, and tests put a fake ``gh`` on ``PATH``.
+
+Without ``gh``, or with ``gh`` not logged in, :meth:`Gh.find` raises :class:`ConfigError`
+(exit 2) saying how to get it; a ``gh`` call that fails is a :class:`SourceError` (exit 3)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import shutil
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from patchkit.errors import ConfigError, SourceError
+
+log = logging.getLogger("patchkit.upstream.github")
+TIMEOUT_S = 120
+
+
+def slug(repository: str) -> str:
+    """``owner/name`` of a GitHub repository URL (``https://github.com/vllm-project/vllm``)."""
+    text = repository.strip().rstrip("/").removesuffix(".git")
+    match = re.search(r"github\.com[/:]([^/]+/[^/]+)$", text)
+    return match.group(1) if match else "/".join(text.split("/")[-2:])
+
+
+class Gh:
+    """One ``gh`` executable, logged in."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    @classmethod
+    def find(cls, why: str = "searching upstream for pull requests") -> Gh:
+        path = shutil.which("gh")
+        if path is None:
+            raise ConfigError(
+                f"{why} needs the GitHub CLI `gh`, which is not installed",
+                hint="install it (https://cli.github.com), then `gh auth login`",
+            )
+        gh = cls(path)
+        proc = gh._run(["auth", "status"])
+        if proc.returncode != 0:
+            raise ConfigError(
+                f"{why} needs the GitHub CLI logged in: `gh auth status` says "
+                f"{(proc.stderr or proc.stdout).strip() or 'not logged in'}",
+                hint="run `gh auth login` (or set GH_TOKEN), then try again",
+            )
+        return gh
+
+    def _run(
+        self, args: Sequence[str], cwd: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        log.debug("$ gh %s", " ".join(args))
+        try:
+            return subprocess.run(
+                [self.path, *args],
+                capture_output=True,
+                text=True,
+                check=False,
+                cwd=cwd,
+                timeout=TIMEOUT_S,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise SourceError(f"`gh {' '.join(args[:2])}` could not run: {exc}") from None
+
+    def text(self, *args: str, cwd: Path | None = None) -> str:
+        proc = self._run(args, cwd)
+        if proc.returncode != 0:
+            raise SourceError(
+                f"`gh {' '.join(args)}` failed (exit {proc.returncode}): "
+                f"{(proc.stderr or proc.stdout).strip()}",
+                hint="check `gh auth status` and the repository name, then try again",
+            )
+        return proc.stdout
+
+    def json(self, *args: str) -> Any:
+        out = self.text(*args)
+        try:
+            return json.loads(out)
+        except ValueError:
+            raise SourceError(f"`gh {' '.join(args[:2])}` printed no JSON: {out[:200]!r}") from None
