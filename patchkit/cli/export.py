@@ -38,6 +38,17 @@ def add_export_args(parser: argparse.ArgumentParser) -> None:
     add("--push", metavar="REMOTE", help="push the branches to your fork (a remote or URL)")
     add("--force", action="store_true", help="push to upstream, or replace branches moved by hand")
     add("--open", dest="open_pr", action="store_true", help="open the PRs with `gh` (needs --push)")
+    add(
+        "--no-test-run",
+        dest="run_tests",
+        action="store_false",
+        help="do not run the upstream test ([export.test]) on the exported tree here",
+    )
+    add(
+        "--stack",
+        action="store_true",
+        help="one branch per patch, each on the previous one's (a series that depends on itself)",
+    )
     add("--json", action="store_true", help="machine-readable output")
 
 
@@ -47,6 +58,9 @@ def report_lines(report: ExportReport) -> list[str]:
         lines.append(f"{e.state.value}: {e.branch} at {e.commit[:12]} ({', '.join(e.files)})")
         lines += [f"  carries first the patch it needs: {dep}" for dep in e.stacked_on]
         lines += [f"  {note}" for note in e.formatting]
+        if e.upstream_test:
+            t = e.upstream_test
+            lines += [f"  upstream test: {t.command}: {t.result} ({t.detail})"]
         lines += [f"  title: {e.text.title}", f"  text: {e.out_dir}/COMMIT_MSG, PR_BODY.md"]
         lines += (
             [f"  upstream PR {e.comment_for} is open: no new PR; comment for it: COMMENT.md"]
@@ -80,7 +94,7 @@ def export_cmd(args: argparse.Namespace) -> int:
     report = export_pr(
         project=project, target=target, tree_root=tree.root, patch_ids=patch_ids,
         onto=args.onto, identity=identity, push_remote=args.push, force=args.force,
-        open_pr=args.open_pr,
+        open_pr=args.open_pr, run_tests=args.run_tests, stack=args.stack,
     )  # fmt: skip
     if args.json:
         print_json(report.to_json())

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -46,8 +46,8 @@ def changed_lines(before: bytes | None, after: bytes) -> Lines:
     ]
 
 
-def _tool(argv: list[str], content: bytes) -> bytes:
-    proc = subprocess.run(argv, input=content, capture_output=True, check=False)
+def _tool(argv: list[str], content: bytes, cwd: Path | None = None) -> bytes:
+    proc = subprocess.run(argv, input=content, capture_output=True, check=False, cwd=cwd)
     if proc.returncode != 0:
         first = (proc.stderr.decode(errors="replace").strip().splitlines() or ["no message"])[0]
         raise SourceError(f"`{' '.join(argv[:2])}` failed: {first}")
@@ -56,8 +56,9 @@ def _tool(argv: list[str], content: bytes) -> bytes:
 
 def _ruff(tool: Tool, read_base: ReadBase, tmp: Path) -> _Formatter:
     """``ruff`` configured as the base configures it: its ``pyproject.toml`` / ``ruff.toml``
-    copied from the base commit (never the checkout's own files), the exported file named as
-    if it lay beside them."""
+    copied from the base commit (never the checkout's own files) beside empty stand-ins for
+    the base's Python files (so import sorting knows the first-party modules), the exported
+    file named as if it lay there, run from that directory."""
     for name in RUFF_CONFIGS:
         content = read_base(name)
         if content is not None:
@@ -70,12 +71,12 @@ def _ruff(tool: Tool, read_base: ReadBase, tmp: Path) -> _Formatter:
                 str(tmp / path), "-"]  # fmt: skip
 
     def fix(content: bytes, path: str) -> bytes:
-        return _tool([str(tool.path), "check", "--fix", "--exit-zero", *args(path)], content)
+        return _tool([str(tool.path), "check", "--fix", "--exit-zero", *args(path)], content, tmp)
 
     def format_lines(content: bytes, path: str, lines: Lines) -> bytes:
         for start, end in reversed(lines):  # bottom up: the ranges above stay where they are
             argv = [str(tool.path), "format", f"--range={start}-{end + 1}", *args(path)]
-            content = _tool(argv, content)
+            content = _tool(argv, content, tmp)
         return content
 
     return _Formatter(f"ruff {tool.version}", PY_SUFFIXES, format_lines, fix)
@@ -128,8 +129,17 @@ def _format_all(f: _Formatter, deltas: list[FileDelta]) -> tuple[list[FileDelta]
     return out, notes
 
 
+def _stand_ins(root: Path, paths: Sequence[str]) -> None:
+    """Empty Python files where the base has them: ruff's import sorting tells first-party
+    modules by what exists under the project root (down to the module imported)."""
+    for path in paths:
+        if path.endswith(PY_SUFFIXES):
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            (root / path).touch()
+
+
 def format_deltas(
-    deltas: list[FileDelta], *, read_base: ReadBase
+    deltas: list[FileDelta], *, read_base: ReadBase, base_paths: Sequence[str] = ()
 ) -> tuple[list[FileDelta], tuple[str, ...]]:
     """Upstream's formatters, at the versions its ``.pre-commit-config.yaml`` at the base pins
     and configured as the base configures them, on the exported files' changed lines. A tool
@@ -146,6 +156,7 @@ def format_deltas(
                 continue
             root = Path(tmp) / name
             root.mkdir()
+            _stand_ins(root, base_paths)
             formatter = make(pinned_tool(name, pins[name]), read_base, root)
             if formatter is None:
                 notes.append(f"{name}: not run (no .clang-format in the tree at the base)")

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from patchkit.export.prtext import PrText
+from patchkit.export.upstream_test import UpstreamRun
 
 
 class BranchState(str, enum.Enum):
@@ -34,6 +35,7 @@ class PatchExport:
     pr_url: str | None = None
     comment_for: str | None = None  # an open upstream PR for the same fix: COMMENT.md is for it
     commented: str | None = None  # --open: the PR COMMENT.md was posted on
+    upstream_test: UpstreamRun | None = None  # the test the PR adds upstream, and its run
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,13 @@ exported and pushed, which makes re-export and ``--force-with-lease`` safe).
 Formatting the exported change is in :mod:`patchkit.export.format`; the files beside each
 export, the push and the PR in :mod:`patchkit.export.publish`.
 
-Git commands used beyond :class:`GitRepo`'s methods (through ``GitRepo.text``):
-``show -s --format=%cI`` (the base commit's date).
+The base, the identity and dates, and the branch checks are in :mod:`patchkit.export.branches`;
+the upstream test (``[export.test]``) in :mod:`patchkit.export.upstream_test`.
 """
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -28,7 +29,8 @@ from patchkit.cache import cache_dir
 from patchkit.engine.deltas import patch_deltas
 from patchkit.engine.difftext import FileDelta
 from patchkit.engine.series import Blobs, Overlay
-from patchkit.errors import ConfigError, PatchFailed, TreeError
+from patchkit.errors import ConfigError, PatchFailed
+from patchkit.export.branches import base_commit, branch_check, commit_env, commit_identity
 from patchkit.export.format import format_deltas
 from patchkit.export.prtext import (
     Dependency,
@@ -49,13 +51,13 @@ from patchkit.export.publish import (
     write_files,
 )
 from patchkit.export.results import BranchState, ExportReport, PatchExport
-from patchkit.gitrepo import GitRepo, is_repo
+from patchkit.export.upstream_test import UpstreamRun, merged, not_run, recorded, run_in, test_patch
+from patchkit.gitrepo import GitRepo
 from patchkit.model import LockEntry, Outcome, PatchMeta, PrState
 from patchkit.ops.context import Project, blobs_for
 from patchkit.ops.upstream_check import refreshed, upstream_check
-from patchkit.targets import commits_match, profile
+from patchkit.targets import profile
 from patchkit.upstream.github import Gh
-from patchkit.upstream.sources import TRAILER
 from patchkit.workspace.tree import checkout_tree
 
 ZERO = "0" * 40
@@ -76,12 +78,16 @@ class _Ctx:
     style: str
     template: str
     tree_root: Path
+    run_tests: bool = True  # run a CPU upstream test on the exported tree here
+    below: dict[str, PatchMeta] = field(default_factory=dict)  # --stack: the patch under each
+    base_paths: tuple[str, ...] = ()  # every file of the base (the formatters' stand-ins)
     read_base: Callable[[str], bytes | None] = field(init=False)
     # (patch, patches run before it) -> its deltas and why it failed: each is run once
     runs: dict[tuple[str, ...], tuple[list[FileDelta], str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.read_base = lambda path: self.repo.read_file(self.base, path)
+        self.base_paths = tuple(self.repo.ls_tree(self.base))
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,7 @@ class _Built:
     text: PrText
     files: tuple[str, ...]
     formatting: tuple[str, ...]
+    upstream_test: UpstreamRun | None = None
 
 
 # -- the entry point -----------------------------------------------------------------------------
@@ -104,6 +111,8 @@ def export_pr(
     push_remote: str | None = None,
     force: bool = False,
     open_pr: bool = False,
+    run_tests: bool = True,
+    stack: bool = False,
 ) -> ExportReport:
     """Export ``patch_ids`` of ``target`` (none: its whole series) as branches of the checkout at
     ``tree_root``. Each commit is signed by ``identity``, else the patch's ``[export] identity``,
@@ -121,11 +130,13 @@ def export_pr(
             hint="pass --push with a remote (or URL) of your fork",
         )
     with GitRepo(tree_root) as repo:
-        base, real = _base_commit(repo, entry, onto)
+        base, real = base_commit(repo, entry, onto)
         push_url = check_remote(repo, entry, push_remote, force, real) if push_remote else None
         ctx = _context(project, entry, repo, base, onto, identity, tree_root)
+        ctx.run_tests = run_tests
         try:
-            exports = _land(ctx, [_prepare(ctx, meta) for meta in metas], force)
+            prepared = _stacked(ctx, metas) if stack else [_prepare(ctx, m) for m in metas]
+            exports = _land(ctx, prepared, force)
         finally:
             ctx.blobs.close()
         if push_remote and push_url:
@@ -207,41 +218,32 @@ def _context(
 
 
 # -- the base ------------------------------------------------------------------------------------
-def _names_upstream(repo: GitRepo, commit: str, entry: LockEntry) -> bool:
-    """A synthetic release commit of patchkit's cache names the upstream commit it stands for."""
-    for line in repo.commit_message(commit).splitlines():
-        if line.startswith(TRAILER) and commits_match(line[len(TRAILER) :].strip(), entry.commit):
-            return True
-    prof = profile(entry.name)
-    content = repo.read_file(commit, prof.version_file) if prof else None
-    named = prof.commit_in(content.decode(errors="replace")) if prof and content else None
-    return bool(named and commits_match(named, entry.commit))
-
-
-def _base_commit(repo: GitRepo, entry: LockEntry, onto: str | None) -> tuple[str, bool]:
-    """The commit to base branches on, and whether it is a real upstream commit (pushable)."""
-    if onto:
-        commit = repo.resolve(onto)
-        if commit is None:
-            raise TreeError(f"--onto {onto}: no such commit in {repo.path}")
-        return commit, True
-    commit = repo.resolve(entry.commit)
-    if commit:
-        return commit, True
-    for rev in (f"v{entry.version}", "HEAD"):
-        commit = repo.resolve(rev)
-        if commit and _names_upstream(repo, commit, entry):
-            return commit, False
-    raise TreeError(
-        f"{repo.path} has no commit for {entry.name} {entry.version} ({entry.commit})",
-        hint="run `patchkit fetch`, or pass --checkout of a clone that has the pinned commit",
-    )
-
-
 # -- one patch -----------------------------------------------------------------------------------
-def _prepare(ctx: _Ctx, meta: PatchMeta) -> PatchExport:
+def _stacked(ctx: _Ctx, metas: Sequence[PatchMeta]) -> list[PatchExport]:
+    """``--stack``: one branch per patch, in series order, each on the previous one's commit
+    (ghstack-like); each PR text names the one below it."""
+    by_id = {m.id: m for m in metas}
+    exports: list[PatchExport] = []
+    for i, meta in enumerate(metas):
+        missing = [r for r in meta.requires if r not in by_id or metas.index(by_id[r]) > i]
+        if missing:
+            raise ConfigError(
+                f"--stack: {meta.id} requires {', '.join(missing)}, which is not below it in "
+                "the stack",
+                hint="export the patches it requires in the same run, before it in the series",
+            )
+        if i:
+            ctx.below[meta.id] = metas[i - 1]
+        parent = exports[-1].commit if exports else ctx.base
+        exports.append(_prepare(ctx, meta, (parent, list(metas[:i]))))
+    return exports
+
+
+def _prepare(
+    ctx: _Ctx, meta: PatchMeta, placed: tuple[str, list[PatchMeta]] | None = None
+) -> PatchExport:
     """The patch's commit, built but not yet on any branch."""
-    parent, stacked = _placement(ctx, meta)
+    parent, stacked = placed or _placement(ctx, meta)
     built = _build(ctx, meta, parent, stacked)
     return PatchExport(
         patch_id=meta.id,
@@ -254,6 +256,7 @@ def _prepare(ctx: _Ctx, meta: PatchMeta) -> PatchExport:
         out_dir=cache_dir("exports", ctx.entry.name, meta.id),
         stacked_on=tuple(p.id for p in stacked),
         formatting=built.formatting,
+        upstream_test=built.upstream_test,
         pr_url=meta.prs[-1] if meta.prs else None,
         comment_for=meta.upstream.pr if meta.upstream.state is PrState.OPEN else None,
     )
@@ -263,7 +266,7 @@ def _land(ctx: _Ctx, prepared: Sequence[PatchExport], force: bool) -> list[Patch
     """Move every branch once all are built and all moves are allowed; write the files."""
     records = [load_record(e.out_dir) for e in prepared]
     olds = [
-        _branch_check(ctx.repo, e, record_table(r, "branches").get(str(ctx.repo.path)), force)
+        branch_check(ctx.repo, e, record_table(r, "branches").get(str(ctx.repo.path)), force)
         for e, r in zip(prepared, records, strict=True)
     ]
     landed = []
@@ -330,14 +333,55 @@ def _build(ctx: _Ctx, meta: PatchMeta, parent: str, earlier: Sequence[PatchMeta]
     deltas, why = _deltas(ctx, meta, earlier)
     if why:
         raise PatchFailed(f"cannot export {meta.id} onto {ctx.base_label}: {why}")
-    deltas, formatting = format_deltas(deltas, read_base=ctx.read_base)
+    deltas = merged(deltas, _test_deltas(ctx, meta, earlier))
+    deltas, formatting = format_deltas(deltas, read_base=ctx.read_base, base_paths=ctx.base_paths)
     files = tuple(sorted({d.path for d in deltas}))
-    text = render(_text_input(ctx, meta, files, stacked=bool(earlier)))
     tree = ctx.repo.tree_with(parent, _entries(ctx.repo, parent, deltas))
-    env = _commit_env(ctx, meta)
-    return _Built(
-        ctx.repo.commit_tree(tree, [parent], text.commit_message, env), text, files, formatting
-    )
+    env = commit_env(ctx.repo, ctx.base, ctx.identity, meta)
+    test_run = _upstream_test(ctx, meta, tree, parent, env)
+    text = render(_text_input(ctx, meta, files, stacked=bool(earlier)))
+    commit = ctx.repo.commit_tree(tree, [parent], text.commit_message, env)
+    return _Built(commit, text, files, formatting, test_run)
+
+
+def _test_deltas(ctx: _Ctx, meta: PatchMeta, earlier: Sequence[PatchMeta]) -> list[FileDelta]:
+    """The upstream test's diff (``[export.test]``), applied after the patch."""
+    test = test_patch(meta)
+    if test is None:
+        return []
+    result, deltas = patch_deltas(test, [*earlier, meta], Overlay(ctx.read_base), ctx.blobs)
+    if not result.outcome.ok:
+        reasons = "; ".join(f"{d.path} {d.hunk}: {d.reason}" for d in result.details)
+        raise PatchFailed(
+            f"the upstream test of {meta.id} ({test.file}) does not apply onto "
+            f"{ctx.base_label}: {reasons or result.message}",
+            hint="remake the test's diff against upstream's tests/ at the pinned commit",
+        )
+    return deltas
+
+
+def _upstream_test(
+    ctx: _Ctx, meta: PatchMeta, tree: str, parent: str, env: dict[str, str]
+) -> UpstreamRun | None:
+    """The upstream test's result on ``tree``: recorded, else run here when it needs no GPU."""
+    test = meta.export.test
+    if test is None:
+        return None
+    found = recorded(meta, tree)
+    if found:
+        return found
+    if test.gpu:
+        return not_run(meta, "needs a GPU, and no run on this tree is recorded")
+    if not ctx.run_tests:
+        return not_run(meta, "--no-test-run")
+    commit = ctx.repo.commit_tree(tree, [parent], f"{meta.id}: upstream test run\n", env)
+    with tempfile.TemporaryDirectory(prefix="patchkit-upstream-test-") as tmp:
+        where = Path(tmp) / "tree"
+        ctx.repo.add_worktree(where, commit)
+        try:
+            return run_in(where, meta, tree)
+        finally:
+            ctx.repo.remove_worktree(where)
 
 
 def _entries(
@@ -356,7 +400,9 @@ def _entries(
 
 def _text_input(ctx: _Ctx, meta: PatchMeta, files: tuple[str, ...], stacked: bool) -> TextInput:
     by_id = {p.id: p for p in ctx.series}
-    deps = tuple(Dependency(r, by_id[r].prs if r in by_id else ()) for r in meta.requires)
+    below = [ctx.below[meta.id].id] if meta.id in ctx.below else []  # --stack
+    ids = dict.fromkeys([*below, *meta.requires])
+    deps = tuple(Dependency(r, by_id[r].prs if r in by_id else ()) for r in ids)
     return text_input(
         meta,
         ctx.entry,
@@ -364,65 +410,7 @@ def _text_input(ctx: _Ctx, meta: PatchMeta, files: tuple[str, ...], stacked: boo
         files=files,
         style=ctx.style,
         template=ctx.template,
-        identity=_identity(ctx, meta),
+        identity=commit_identity(ctx.repo, ctx.identity, meta),
         dependencies=deps,
         stacked=stacked,
     )
-
-
-def _identity(ctx: _Ctx, meta: PatchMeta) -> Identity:
-    """``--identity``, else the patch's ``[export] identity``, else the checkout's git config."""
-    if ctx.identity:
-        return ctx.identity
-    if meta.export.identity:
-        return Identity.parse(meta.export.identity)
-    name, email = ctx.repo.config("user.name"), ctx.repo.config("user.email")
-    if not name or not email:
-        raise ConfigError(
-            f"no identity for the commit of {meta.id} and its sign-off",
-            hint="pass --identity 'Your Name <you@example.com>', set [export] identity in "
-            f"{meta.meta_file}, or set git config user.name and user.email",
-        )
-    return Identity(name, email)
-
-
-def _commit_env(ctx: _Ctx, meta: PatchMeta) -> dict[str, str]:
-    """Identity and a fixed date: the patch's ``[export] date``, else the patch file's last
-    commit, else the base commit's date."""
-    date = meta.export.date
-    if date is None and is_repo(meta.file.parent):
-        with GitRepo(meta.file.parent) as project_repo:
-            date = project_repo.last_commit_date(meta.file)
-    date = date or ctx.repo.text("show", "-s", "--format=%cI", ctx.base)
-    identity = _identity(ctx, meta)
-    name, email = identity.name, identity.email
-    return {
-        "GIT_AUTHOR_NAME": name,
-        "GIT_AUTHOR_EMAIL": email,
-        "GIT_COMMITTER_NAME": name,
-        "GIT_COMMITTER_EMAIL": email,
-        "GIT_AUTHOR_DATE": date,
-        "GIT_COMMITTER_DATE": date,
-    }
-
-
-def _branch_check(
-    repo: GitRepo, export: PatchExport, exported: str | None, force: bool
-) -> str | None:
-    """The branch's commit now, after checking that patchkit may move it to ``export.commit``."""
-    ref = f"refs/heads/{export.branch}"
-    old = repo.resolve(ref)
-    if old == export.commit:
-        return old
-    if old and old != exported and not force:
-        raise TreeError(
-            f"branch {export.branch} in {repo.path} is at {old[:12]}, which patchkit did not "
-            "export; refusing to move it",
-            hint="keep your commits elsewhere, or pass --force to replace the branch",
-        )
-    if ref in repo.checked_out_branches():
-        raise TreeError(
-            f"{export.branch} is checked out in a worktree of {repo.path}",
-            hint="switch that worktree to another branch, then export again",
-        )
-    return old

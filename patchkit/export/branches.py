@@ -1,0 +1,105 @@
+"""Where exported branches start and what signs them: the base commit (the pinned upstream
+commit, or a synthetic release commit of patchkit's cache standing for it, which is never
+pushed), the identity and the fixed dates of each commit, and whether a branch may be moved.
+
+Git commands used beyond :class:`GitRepo`'s methods (through ``GitRepo.text``):
+``show -s --format=%cI`` (the base commit's date)."""
+
+from __future__ import annotations
+
+from patchkit.errors import ConfigError, TreeError
+from patchkit.export.prtext import Identity
+from patchkit.export.results import PatchExport
+from patchkit.gitrepo import GitRepo, is_repo
+from patchkit.model import LockEntry, PatchMeta
+from patchkit.targets import commits_match, profile
+from patchkit.upstream.sources import TRAILER
+
+
+def names_upstream(repo: GitRepo, commit: str, entry: LockEntry) -> bool:
+    """A synthetic release commit of patchkit's cache names the upstream commit it stands for."""
+    for line in repo.commit_message(commit).splitlines():
+        if line.startswith(TRAILER) and commits_match(line[len(TRAILER) :].strip(), entry.commit):
+            return True
+    prof = profile(entry.name)
+    content = repo.read_file(commit, prof.version_file) if prof else None
+    named = prof.commit_in(content.decode(errors="replace")) if prof and content else None
+    return bool(named and commits_match(named, entry.commit))
+
+
+def base_commit(repo: GitRepo, entry: LockEntry, onto: str | None) -> tuple[str, bool]:
+    """The commit to base branches on, and whether it is a real upstream commit (pushable)."""
+    if onto:
+        commit = repo.resolve(onto)
+        if commit is None:
+            raise TreeError(f"--onto {onto}: no such commit in {repo.path}")
+        return commit, True
+    commit = repo.resolve(entry.commit)
+    if commit:
+        return commit, True
+    for rev in (f"v{entry.version}", "HEAD"):
+        commit = repo.resolve(rev)
+        if commit and names_upstream(repo, commit, entry):
+            return commit, False
+    raise TreeError(
+        f"{repo.path} has no commit for {entry.name} {entry.version} ({entry.commit})",
+        hint="run `patchkit fetch`, or pass --checkout of a clone that has the pinned commit",
+    )
+
+
+def commit_identity(repo: GitRepo, given: Identity | None, meta: PatchMeta) -> Identity:
+    """``--identity``, else the patch's ``[export] identity``, else the checkout's git config."""
+    if given:
+        return given
+    if meta.export.identity:
+        return Identity.parse(meta.export.identity)
+    name, email = repo.config("user.name"), repo.config("user.email")
+    if not name or not email:
+        raise ConfigError(
+            f"no identity for the commit of {meta.id} and its sign-off",
+            hint="pass --identity 'Your Name <you@example.com>', set [export] identity in "
+            f"{meta.meta_file}, or set git config user.name and user.email",
+        )
+    return Identity(name, email)
+
+
+def commit_env(repo: GitRepo, base: str, given: Identity | None, meta: PatchMeta) -> dict[str, str]:
+    """Identity and a fixed date: the patch's ``[export] date``, else the patch file's last
+    commit, else the base commit's date."""
+    date = meta.export.date
+    if date is None and is_repo(meta.file.parent):
+        with GitRepo(meta.file.parent) as project_repo:
+            date = project_repo.last_commit_date(meta.file)
+    date = date or repo.text("show", "-s", "--format=%cI", base)
+    identity = commit_identity(repo, given, meta)
+    name, email = identity.name, identity.email
+    return {
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+        "GIT_AUTHOR_DATE": date,
+        "GIT_COMMITTER_DATE": date,
+    }
+
+
+def branch_check(
+    repo: GitRepo, export: PatchExport, exported: str | None, force: bool
+) -> str | None:
+    """The branch's commit now, after checking that patchkit may move it to ``export.commit``."""
+    ref = f"refs/heads/{export.branch}"
+    old = repo.resolve(ref)
+    if old == export.commit:
+        return old
+    if old and old != exported and not force:
+        raise TreeError(
+            f"branch {export.branch} in {repo.path} is at {old[:12]}, which patchkit did not "
+            "export; refusing to move it",
+            hint="keep your commits elsewhere, or pass --force to replace the branch",
+        )
+    if ref in repo.checked_out_branches():
+        raise TreeError(
+            f"{export.branch} is checked out in a worktree of {repo.path}",
+            hint="switch that worktree to another branch, then export again",
+        )
+    return old
