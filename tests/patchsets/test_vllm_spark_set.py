@@ -51,8 +51,11 @@ def test_patchset_manifest() -> None:
 def test_patch_metadata_and_files(patch_id: str) -> None:
     with (PATCHES / f"{patch_id}.toml").open("rb") as f:
         meta = tomllib.load(f)
-    # [[bench]] only where a benchmark is declared, [upstream] only where a PR is known
-    assert set(meta) - {"bench", "upstream"} == META_KEYS
+    # [[bench]] only where a benchmark is declared, [upstream] only where a PR is known,
+    # [export] (identity, date, the upstream test) where it is exported
+    assert set(meta) - {"bench", "upstream", "export"} == META_KEYS
+    if "test" in meta.get("export", {}):
+        assert (SET / meta["export"]["test"]["file"]).is_file()
     assert (meta["id"], meta["target"]) == (patch_id, "vllm")
     assert meta["status"] in ("local", "forwarded", "merged")
     assert meta["optional"] is (patch_id == "mxfp4-triton-sm12x")
