@@ -9,11 +9,12 @@ class PatchkitError(Exception):
     """Base of every expected error. ``exit_code`` is what the CLI returns."""
 
     exit_code = 1
+    default_hint: str | None = None  # what to do, when the raiser has nothing more precise
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)
         self.message = message
-        self.hint = hint
+        self.hint = hint if hint is not None else self.default_hint
 
     def __str__(self) -> str:
         return self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"
@@ -55,6 +56,10 @@ class UnsafePathError(PatchkitError):
     """A patch names a path outside the tree (``..``, absolute, through a symlink)."""
 
     exit_code = 5
+    default_hint = (
+        "nothing was written; fix the path in the patch's `diff --git`/`---`/`+++` lines: a "
+        "patch may only name files inside the tree, each name shorter than 256 bytes, no NUL"
+    )
 
 
 class PatchFailed(PatchkitError):

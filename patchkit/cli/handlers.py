@@ -18,7 +18,7 @@ from patchkit.cli.render import (
     status_table,
 )
 from patchkit.errors import ConfigError
-from patchkit.model import LockEntry, PatchMeta, PatchResult
+from patchkit.model import LockEntry, Outcome, PatchMeta, PatchResult
 from patchkit.ops.context import Project, load_project, open_tree
 from patchkit.ops.status import status, status_target
 from patchkit.workspace.tree import Tree
@@ -63,6 +63,7 @@ def apply_cmd(args: argparse.Namespace) -> int:
         )
     except ApplyFailed as exc:
         _render_results(args, args.target, None, exc.results, "apply: FAILED", written=False)
+        exc.hint = _apply_failed_hint(args.target, exc.results)
         raise
     _say_before(args, done)
     report, tree = done.report, done.tree
@@ -84,6 +85,22 @@ def apply_cmd(args: argparse.Namespace) -> int:
         listed, entry = project.listed(args.target), project.entry(args.target)
         console.print(status_table(status(tree=tree, patches=listed, entry=entry)))
     return 0
+
+
+def _apply_failed_hint(target: str, results: Sequence[PatchResult]) -> str:
+    """What to do after a refused apply: a broken patch file is fixed or made again; a patch
+    that does not fit the tree is explained hunk by hunk."""
+    failed = [r.patch_id for r in results if r.outcome is Outcome.FAILED]
+    if failed:
+        return (
+            f"nothing was written; fix the patch file of {', '.join(failed)} (the report above "
+            f"names the file and the line), or make it again from an edited checkout with "
+            f"`patchkit record --target {target} --patch {failed[0]}`"
+        )
+    return (
+        f"nothing was written; `patchkit apply --target {target} --explain` shows where each "
+        f"hunk went: fix the patch, or carry it to this tree with `patchkit rebase`"
+    )
 
 
 def _say_before(args: argparse.Namespace, done: TargetApply) -> None:

@@ -148,9 +148,10 @@ def results_table(
         outcome = r.outcome.value
         if not written and r.outcome.ok:
             style, outcome = "dim", f"not applied ({outcome} in memory, nothing written)"
-        info = ", ".join(c.path for c in r.changes) or r.message
-        for d in r.details:
-            info += f"\n{d.path} {d.hunk}: {d.reason}"
+        lines = [", ".join(c.path for c in r.changes) or r.message]
+        # a patch-wide failure is its message again as a detail: said once
+        lines += [f"{d.path} {d.hunk}: {d.reason}" for d in r.details if d.reason != r.message]
+        info = "\n".join(line for line in lines if line)
         rows.append((r.patch_id, f"[{style}]{outcome}[/]", r.step.value, info))
     return table(title, ("patch", "outcome", "step", "files / why"), rows)
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from patchkit.errors import ConfigError, PatchFailed, PatchkitError, UnsafePathError
+from patchkit.errors import ConfigError, PatchFailed, PatchkitError, TreeError, UnsafePathError
 from patchkit.gitrepo import GitRepo, MergeResult, merge_file
 from patchkit.model import (
     ConflictDetail,
@@ -116,12 +116,37 @@ def run_diff(
     from patchkit.engine.diffparse import parse_diff
 
     file_patches = parse_diff(meta.file.read_bytes(), meta.file)
+    _refuse_files_under_files(meta, [fp.path for fp in file_patches if fp.new_path], read)
     label = f"patch {meta.id}"
     results: list[FileResult] = [
         apply_file(fp, read, blobs.read, blobs.merge, label, explain=explain, finder=finder)
         for fp in file_patches
     ]
     return combine(meta.id, results)
+
+
+def _refuse_files_under_files(meta: PatchMeta, paths: Sequence[str], read: Reader) -> None:
+    """A file the diff writes whose directory is a file (in the tree, or one the same diff
+    writes) could never be written: refuse the patch before anything is placed, naming the
+    patch, both files and the way out."""
+    written = set(paths)
+    for path in paths:
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            parent = "/".join(parts[:depth])
+            if parent in written or _is_file(read, parent):
+                raise PatchFailed(
+                    f"patch {meta.id} ({meta.file}) writes {path}, but {parent} is a file"
+                    f"{' the same patch writes' if parent in written else ''}: a file cannot "
+                    "be under a file; fix the patch: give the new file a path no file holds"
+                )
+
+
+def _is_file(read: Reader, path: str) -> bool:
+    try:
+        return read(path) is not None
+    except (TreeError, UnsafePathError):  # a directory, or a path the tree does not map
+        return False
 
 
 def run_patch(

@@ -38,3 +38,53 @@ def test_the_first_apply_and_status_in_an_empty_cache_fetch_the_tree(
     out = capsys.readouterr()
     assert "internal error" not in out.err
     assert "p1" in out.out
+
+
+def _new_file(path: bytes) -> bytes:
+    return (
+        b"diff --git a/" + path + b" b/" + path + b"\nnew file mode 100644\n--- /dev/null\n"
+        b"+++ b/" + path + b"\n@@ -0,0 +1 @@\n+x\n"
+    )
+
+
+BAD = {  # diff, exit code, the file the message must name
+    "a file under a file": (_new_file(b"a.txt/inner.txt"), 6, "a.txt/inner.txt"),
+    "NUL byte": (b"--- a/a\x00.txt\n+++ b/a\x00.txt\n@@ -1 +1 @@\n-a one\n+A one\n", 5, "a<NUL>.txt"),
+    "over-long name": (_new_file(b"d/" + b"y" * 300 + b"/z.txt"), 5, "d/yyy"),
+    "new mode 999999": (
+        b"diff --git a/tool.sh b/tool.sh\nold mode 100644\nnew mode 999999\n",
+        6,
+        "tool.sh",
+    ),
+    "a symbolic link": (
+        b"diff --git a/tool.sh b/tool.sh\nold mode 100644\nnew mode 120000\n",
+        6,
+        "tool.sh",
+    ),
+    "a file where a directory is": (_new_file(b"sub"), 6, "sub"),
+    "a path out of the tree": (_new_file(b"../escape.txt"), 5, "../escape.txt"),
+    "a cut hunk": (b"--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n a one\n", 6, "@@ -1,2 +1,2 @@"),
+    "no diff at all": (b"\xff\xfe\x00garbage\n", 6, "contains no file changes"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_a_bad_patch_is_refused_naming_the_patch_the_file_and_what_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
+) -> None:
+    diff, code, named = BAD[case]
+    s = scenario(tmp_path)
+    patch = s.set_root / "patches" / "p1.patch"
+    patch.write_bytes(diff)
+    before = {p: (s.root / p).read_bytes() for p in FILES}
+    assert main(["apply", "--target", "demo", "--project", str(s.project.path),
+                 "--checkout", str(s.root)]) == code  # fmt: skip
+    out = capsys.readouterr()
+    said = out.out + out.err
+    assert "p1" in said, "the patch is not named"
+    assert named in said, "the file is not named"
+    assert "what to do:" in out.err and "nothing was written" in out.err
+    assert "\\x00" not in said and "Traceback" not in said
+    assert said.count(named) == 1, "the reason is said more than once"
+    assert {p: (s.root / p).read_bytes() for p in FILES} == before
+    assert not (s.root / "a.txt" / "inner.txt").exists() and not (tmp_path / "escape.txt").exists()
