@@ -1,5 +1,5 @@
 """The package index pip is configured with: which one it is, the source releases it lists,
-verified downloads of them into the cache, and their safe extraction.
+verified downloads of them into the cache (extracted by :mod:`patchkit.upstream.sdist`).
 
 The index URL is never hard-coded: ``PATCHKIT_INDEX_URL``, else ``PIP_INDEX_URL``, else the
 ``index-url`` of ``pip config`` (global, user and site files merged as pip merges them), else
@@ -12,16 +12,12 @@ import functools
 import hashlib
 import logging
 import os
-import posixpath
-import re
-import shutil
 import subprocess
 import sys
-import tarfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from packaging.version import InvalidVersion, Version
@@ -316,103 +312,3 @@ def _unreachable(config: IndexConfig, doing: str, exc: Exception) -> SourceError
         f"package index {config.url} (from {config.origin}) failed while {doing}: {exc}",
         hint="check the network or proxy, or set PATCHKIT_INDEX_URL to a reachable index",
     )
-
-
-# -- source releases, extracted safely ---------------------------------------------------------
-@dataclass(frozen=True)
-class SdistTree:
-    root: Path  # the release's files, top-level directory stripped, sdist-only files dropped
-    mtime: int  # newest member mtime: a deterministic date when the index gives none
-
-
-def extract_sdist(archive: Path, dest: Path) -> SdistTree:
-    """Extract a source release under ``dest``, refusing any member that would land outside."""
-    try:
-        with tarfile.open(archive) as tar:
-            members = tar.getmembers()
-            for member in members:  # paths first, so an absolute path is named as such
-                _check_member(member, None, archive)
-            top = _single_top(members, archive)
-            for member in members:
-                _check_member(member, top, archive)
-            _extract_all(tar, members, dest)
-    except (tarfile.TarError, OSError) as exc:
-        raise SourceError(
-            f"cannot extract {archive}: {exc}",
-            hint=f"delete {archive} and fetch again; if it persists the release is broken",
-        ) from exc
-    root = dest / top
-    _drop_sdist_files(root)
-    return SdistTree(root, max((int(m.mtime) for m in members), default=0))
-
-
-def _extract_all(tar: tarfile.TarFile, members: list[tarfile.TarInfo], dest: Path) -> None:
-    if hasattr(tarfile, "data_filter"):
-        tar.extractall(dest, members=members, filter="data")
-    else:  # Python without extraction filters: _check_member has already vetted every member
-        tar.extractall(dest, members=members)
-
-
-def _single_top(members: list[tarfile.TarInfo], archive: Path) -> str:
-    tops = {PurePosixPath(m.name).parts[0] for m in members if PurePosixPath(m.name).parts}
-    if len(tops) != 1:
-        raise SourceError(
-            f"{archive} is not a source release: it has {len(tops)} top-level entries, not one",
-            hint="use a git source for this target in upstream.lock",
-        )
-    return tops.pop()
-
-
-def _check_member(member: tarfile.TarInfo, top: str | None, archive: Path) -> None:
-    name = member.name
-    problem = _unsafe_name(name, top)
-    if problem is None and (member.issym() or member.islnk()):
-        base = posixpath.dirname(name) if member.issym() else ""
-        problem = _unsafe_name(posixpath.join(base, member.linkname), top, link=True)
-    if problem is None and (member.ischr() or member.isblk() or member.isfifo()):
-        problem = "is a device or fifo"
-    if problem:
-        raise SourceError(
-            f"{archive}: member {shown(name)} {problem}; refusing to extract the release",
-            hint="the archive is unsafe or broken; report it to the project or use a git source",
-        )
-
-
-def _unsafe_name(name: str, top: str | None, *, link: bool = False) -> str | None:
-    what = "links outside the release" if link else "has an unsafe path"
-    if name.startswith("/"):
-        return f"{what} (absolute)"
-    norm = posixpath.normpath(name)
-    if ".." in PurePosixPath(name).parts and not link:
-        return f"{what} ('..')"
-    if norm.startswith("..") or (top and PurePosixPath(norm).parts[:1] != (top,)):
-        return what
-    return None
-
-
-_EGG_INFO_CFG = re.compile(r"\n*\[egg_info\]\ntag_build = ?\ntag_date = 0\n*\Z")
-
-
-def _drop_sdist_files(root: Path) -> None:
-    """Remove what the sdist builder added and the repository never had."""
-    (root / "PKG-INFO").unlink(missing_ok=True)
-    _strip_egg_info_cfg(root / "setup.cfg")
-    for egg_info in [*root.glob("*.egg-info"), *root.glob("src/*.egg-info")]:
-        if egg_info.is_dir():
-            shutil.rmtree(egg_info)
-        else:
-            egg_info.unlink()
-
-
-def _strip_egg_info_cfg(setup_cfg: Path) -> None:
-    """setuptools appends an ``[egg_info]`` block to setup.cfg (creating it if needed)."""
-    if not setup_cfg.is_file() or setup_cfg.is_symlink():
-        return
-    text = setup_cfg.read_text(errors="surrogateescape")
-    stripped = _EGG_INFO_CFG.sub("\n", text).lstrip("\n")
-    if stripped == text:
-        return
-    if stripped.strip():
-        setup_cfg.write_text(stripped, errors="surrogateescape")
-    else:
-        setup_cfg.unlink()

@@ -49,7 +49,11 @@ def _new_file(path: bytes) -> bytes:
 
 BAD = {  # diff, exit code, the file the message must name
     "a file under a file": (_new_file(b"a.txt/inner.txt"), 6, "a.txt/inner.txt"),
-    "NUL byte": (b"--- a/a\x00.txt\n+++ b/a\x00.txt\n@@ -1 +1 @@\n-a one\n+A one\n", 5, "a<NUL>.txt"),
+    "NUL byte": (
+        b"--- a/a\x00.txt\n+++ b/a\x00.txt\n@@ -1 +1 @@\n-a one\n+A one\n",
+        5,
+        "a<NUL>.txt",
+    ),
     "over-long name": (_new_file(b"d/" + b"y" * 300 + b"/z.txt"), 5, "d/yyy"),
     "new mode 999999": (
         b"diff --git a/tool.sh b/tool.sh\nold mode 100644\nnew mode 999999\n",

@@ -13,11 +13,11 @@ from patchkit.upstream import index as index_module
 from patchkit.upstream.index import (
     IndexConfig,
     PackageIndex,
-    extract_sdist,
     parse_pip_config,
     pip_default_index,
     resolve_index,
 )
+from patchkit.upstream.sdist import extract_sdist
 from testing.fake_index import (
     COMMITS,
     PROJECT,
