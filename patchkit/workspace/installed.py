@@ -1,9 +1,8 @@
 """Installed distributions as trees: patch vLLM or FlashInfer where pip put them, as container
 image builds do, instead of a checkout.
 
-The distribution is found through the metadata of the interpreter that will run it (a
-``python -c`` running ``importlib.metadata``; the package itself is never imported: vLLM
-imports torch). Its ``RECORD`` says which files it holds and their sha256, so patchkit checks
+The distribution is found through the metadata of the interpreter that will run it
+(:mod:`patchkit.workspace.distribution`; the package itself is never imported). Its ``RECORD`` says which files it holds and their sha256, so patchkit checks
 every file before touching it and refuses, by name, files someone else already changed. The
 upstream commit comes from the release's version file (``vllm/_version.py``,
 ``flashinfer/_build_meta.py``). State lives beside the packages in
@@ -14,17 +13,17 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import logging
-import subprocess
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from patchkit.errors import TreeError, shown
+from patchkit.errors import TreeError
 from patchkit.model import LockEntry
 from patchkit.targets import TargetProfile, commits_match, profile
+from patchkit.workspace.distribution import Distribution, find_distribution, safe_relative
+from patchkit.workspace.distribution import InstalledError as InstalledError
 from patchkit.workspace.state import StateStore
 from patchkit.workspace.tree import Tree, sha256
 from patchkit.workspace.treecheck import register
@@ -33,55 +32,6 @@ from patchkit.workspace.txn import register_post_write
 KIND = "installed"
 log = logging.getLogger("patchkit.workspace.installed")
 
-# Run by the target interpreter: metadata only, never ``import <package>``. The script's own
-# directory ('' for -c) is dropped from sys.path so a checkout in the cwd cannot shadow the
-# installed distribution.
-_PROBE = r"""
-import json, sys
-if sys.path and sys.path[0] in ("", "."):
-    del sys.path[0]
-from importlib import metadata
-try:
-    dist = metadata.distribution(sys.argv[1])
-except metadata.PackageNotFoundError:
-    print(json.dumps({"found": False, "python": sys.executable}))
-    raise SystemExit(0)
-files = dist.files
-print(json.dumps({
-    "found": True,
-    "python": sys.executable,
-    "name": dist.metadata["Name"],
-    "version": dist.version,
-    "location": str(dist.locate_file("")),
-    "direct_url": dist.read_text("direct_url.json"),
-    "files": None if files is None else [
-        [str(f), f.hash.mode if f.hash else None, f.hash.value if f.hash else None]
-        for f in files
-    ],
-}))
-"""
-
-
-@dataclass(frozen=True)
-class RecordedFile:
-    path: str  # relative to site-packages, POSIX
-    algorithm: str | None  # "sha256"; None for entries RECORD lists without a hash
-    digest: str | None  # urlsafe base64 without padding, as RECORD writes it
-
-
-@dataclass(frozen=True)
-class Distribution:
-    """An installed distribution, as its interpreter's metadata describes it."""
-
-    name: str
-    version: str
-    location: Path  # site-packages (the directory RECORD paths are relative to)
-    python: str  # the interpreter that reported it
-    files: dict[str, RecordedFile]  # site-packages path -> RECORD entry; in-tree files only
-
-    def directories(self) -> frozenset[str]:
-        return frozenset(str(PurePosixPath(p).parent) for p in self.files)
-
 
 @dataclass
 class InstalledTree(Tree):
@@ -89,108 +39,6 @@ class InstalledTree(Tree):
 
     dist: Distribution | None = None
     profile: TargetProfile | None = field(default=None, repr=False)
-
-
-class InstalledError(TreeError):
-    """The installed distribution cannot be found or cannot be checked."""
-
-
-# --- finding the distribution ----------------------------------------------------------------
-
-
-def probe(dist_name: str, python: Path | str) -> dict[str, object]:
-    """What ``python``'s importlib.metadata says about ``dist_name`` (raw JSON)."""
-    try:
-        proc = subprocess.run(
-            [str(python), "-c", _PROBE, dist_name],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=120,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise InstalledError(
-            f"cannot run {python} to find {dist_name}: {exc}",
-            hint="pass --python PATH of the interpreter the package is installed for",
-        ) from None
-    if proc.returncode != 0:
-        raise InstalledError(
-            f"{python} failed while reading the metadata of {dist_name} "
-            f"(exit {proc.returncode}): {proc.stderr.strip()[-400:]}",
-            hint="pass --python PATH of a working interpreter",
-        )
-    return _report(proc.stdout, dist_name, python)
-
-
-def _report(stdout: str, dist_name: str, python: Path | str) -> dict[str, object]:
-    """The probe's JSON: its last line (a noisy sitecustomize may print before it)."""
-    lines = stdout.strip().splitlines()
-    try:
-        report = json.loads(lines[-1]) if lines else None
-    except json.JSONDecodeError:
-        report = None
-    if not isinstance(report, dict) or "found" not in report:
-        raise InstalledError(
-            f"{python} did not report on {dist_name}: {shown(stdout.strip()[-400:])}",
-            hint="pass --python PATH of the interpreter the package is installed for",
-        )
-    return report
-
-
-def _safe_relative(path: str) -> str | None:
-    """RECORD paths inside site-packages; scripts (``../../bin/x``) and absolute paths: None."""
-    pure = PurePosixPath(path.replace("\\", "/"))
-    if pure.is_absolute() or ".." in pure.parts:
-        return None
-    return str(pure)
-
-
-def _record(raw_files: Iterable[Sequence[str | None]]) -> dict[str, RecordedFile]:
-    files = {}
-    for raw_path, algorithm, digest in raw_files:
-        path = _safe_relative(str(raw_path))
-        if path is not None:
-            files[path] = RecordedFile(path, algorithm, digest)
-    return files
-
-
-def _is_editable(direct_url: object) -> bool:
-    if not isinstance(direct_url, str):
-        return False
-    try:
-        info = json.loads(direct_url)
-    except json.JSONDecodeError:
-        return False
-    return bool(info.get("dir_info", {}).get("editable"))
-
-
-def find_distribution(dist_name: str, python: Path | str) -> Distribution:
-    raw = probe(dist_name, python)
-    if not raw["found"]:
-        raise InstalledError(
-            f"{dist_name} is not installed for {raw['python']}",
-            hint=f"install it (`{python} -m pip install {dist_name}`), or pass --python PATH "
-            "of the interpreter that has it",
-        )
-    if _is_editable(raw.get("direct_url")):
-        raise InstalledError(
-            f"{dist_name} is installed in editable mode for {raw['python']}: its files are "
-            "a checkout, not site-packages",
-            hint="patch that checkout with --checkout DIR instead of --installed",
-        )
-    if raw["files"] is None:
-        raise InstalledError(
-            f"{dist_name} {raw['version']} at {raw['location']} has no RECORD, so patchkit "
-            "cannot check its files before patching",
-            hint="reinstall it with pip (`pip install --force-reinstall --no-deps ...`)",
-        )
-    return Distribution(
-        name=str(raw["name"]),
-        version=str(raw["version"]),
-        location=Path(str(raw["location"])).resolve(),
-        python=str(raw["python"]),
-        files=_record(raw["files"]),  # type: ignore[arg-type]
-    )
 
 
 # --- the tree ----------------------------------------------------------------------------------
@@ -203,7 +51,7 @@ def _mapper(prof: TargetProfile, dist: Distribution) -> Callable[[str], str | No
 
     def mapper(repo_path: str) -> str | None:
         site_path = prof.installed_path(repo_path)
-        if site_path is None or _safe_relative(site_path) is None:
+        if site_path is None or safe_relative(site_path) is None:
             return None
         if site_path in dist.files or str(PurePosixPath(site_path).parent) in held_dirs:
             return site_path
