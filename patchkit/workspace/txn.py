@@ -159,6 +159,29 @@ def commit(
     writes = list(writes)
     _check_places(tree, writes)
     before = {w.path: (tree.read(w.path), tree.mode(w.path)) for w in writes}
+    _write_journal(store, _journal(store, writes, before, command))
+    done: list[str] = []
+    try:
+        _replace_all(tree, store, writes, state, done)
+    except BaseException:
+        for path in reversed(done):
+            content, mode = before[path]
+            _put_back(tree, path, content, mode)
+        journal_path(store).unlink(missing_ok=True)
+        _written(tree, done)
+        raise
+    journal_path(store).unlink(missing_ok=True)  # the commit point
+    _written(tree, done)
+
+
+def _journal(
+    store: StateStore,
+    writes: list[Write],
+    before: dict[str, tuple[bytes | None, int | None]],
+    command: str,
+) -> dict[str, Any]:
+    """What the next writer needs to roll the write back: every file's old bytes (saved in the
+    store) and mode, its new digest and mode, and the state file as it was."""
     old_state = store.file.read_bytes() if store.file.exists() else None
     files = {
         w.path: {
@@ -169,15 +192,20 @@ def commit(
         }
         for w in writes
     }
-    journal = {
+    return {
         "version": JOURNAL_VERSION,
         "command": command,
         "pid": os.getpid(),
         "files": files,
         "state_before": _saved(store, old_state),
     }
-    _write_journal(store, journal)
-    done: list[str] = []
+
+
+def _replace_all(
+    tree: Tree, store: StateStore, writes: list[Write], state: State | _Keep | None, done: list[str]
+) -> None:
+    """Replace the files one by one (each atomically, listed in ``done`` once replaced), then
+    save the state; an OS failure is a TreeError naming what failed (the caller rolls back)."""
     failing = "the state"
     try:
         for w in writes:
@@ -187,21 +215,14 @@ def commit(
         failing = "the state"
         if not isinstance(state, _Keep):
             store.save(state)
-    except BaseException as exc:
-        for path in reversed(done):
-            content, mode = before[path]
-            _put_back(tree, path, content, mode)
-        journal_path(store).unlink(missing_ok=True)
-        _written(tree, done)
-        if isinstance(exc, OSError) and not isinstance(exc, PatchkitError):
-            raise TreeError(
-                f"{tree.root}: writing {failing} failed "
-                f"({exc.strerror or exc}); every file was put back as it was",
-                hint="free disk space or fix the permissions, then run the command again",
-            ) from None
-        raise
-    journal_path(store).unlink(missing_ok=True)  # the commit point
-    _written(tree, done)
+    except OSError as exc:
+        if isinstance(exc, PatchkitError):
+            raise
+        raise TreeError(
+            f"{tree.root}: writing {failing} failed "
+            f"({exc.strerror or exc}); every file was put back as it was",
+            hint="free disk space or fix the permissions, then run the command again",
+        ) from None
 
 
 # -- after a crash ------------------------------------------------------------------------------
