@@ -181,23 +181,9 @@ def _hardware(pr: dict[str, Any], path: Path) -> tuple[tuple[int, int], ...]:
 
 def load_patch(meta_path: Path, set_name: str, targets: tuple[str, ...]) -> PatchMeta:
     raw = read_toml(meta_path)
-    patch_id = _str(raw, "id", meta_path)
-    if patch_id != meta_path.stem:
-        raise ConfigError(
-            f"{meta_path}: id {shown(patch_id)} must match the file name {shown(meta_path.stem)}"
-        )
-    target = _str(raw, "target", meta_path)
-    if target not in targets:
-        raise ConfigError(
-            f"{meta_path}: target {shown(target)} is not among the set's targets {targets}"
-        )
-    try:
-        status = UpstreamStatus(raw.get("status", "local"))
-    except ValueError:
-        raise ConfigError(f"{meta_path}: status must be local, forwarded or merged") from None
+    patch_id, target, status = _identity(raw, meta_path, targets)
     file, kind = _patch_file(raw, meta_path, patch_id)
     pr = raw.get("pr", {})
-    history = raw.get("history", {})
     return PatchMeta(
         id=patch_id,
         title=_str(raw, "title", meta_path),
@@ -224,11 +210,36 @@ def load_patch(meta_path: Path, set_name: str, targets: tuple[str, ...]) -> Patc
         pr_hardware=_hardware(pr, meta_path),
         pr_since=_str(pr, "since", meta_path, default=""),
         notes=_str(raw, "notes", meta_path, default=""),
-        history=PatchHistory(
-            absorbed_by=history.get("absorbed_by") or None,
-            broken_by=history.get("broken_by") or None,
-            pending=history.get("pending") or None,
-        ),
+        history=_history(raw.get("history", {})),
+    )
+
+
+def _identity(
+    raw: dict[str, Any], meta_path: Path, targets: tuple[str, ...]
+) -> tuple[str, str, UpstreamStatus]:
+    """The patch's id (its file name), its target (one of the set's) and its upstream status."""
+    patch_id = _str(raw, "id", meta_path)
+    if patch_id != meta_path.stem:
+        raise ConfigError(
+            f"{meta_path}: id {shown(patch_id)} must match the file name {shown(meta_path.stem)}"
+        )
+    target = _str(raw, "target", meta_path)
+    if target not in targets:
+        raise ConfigError(
+            f"{meta_path}: target {shown(target)} is not among the set's targets {targets}"
+        )
+    try:
+        status = UpstreamStatus(raw.get("status", "local"))
+    except ValueError:
+        raise ConfigError(f"{meta_path}: status must be local, forwarded or merged") from None
+    return patch_id, target, status
+
+
+def _history(history: dict[str, Any]) -> PatchHistory:
+    return PatchHistory(
+        absorbed_by=history.get("absorbed_by") or None,
+        broken_by=history.get("broken_by") or None,
+        pending=history.get("pending") or None,
     )
 
 
