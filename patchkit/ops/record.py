@@ -84,15 +84,7 @@ def record(
     store = StateStore(tree.state_dir)
     state = store.load()
     _require_applied(tree, state, series)
-    expected = _expected(tree, series, blobs)
-    edited = _edited(tree, state, paths)
-    if not edited:
-        raise TreeError(
-            f"no edits to record in {tree.root}" + (f" among {', '.join(paths)}" if paths else ""),
-            hint="edit the files in the checkout first (`patchkit status` shows what patchkit "
-            "applied), or name the edited files as arguments",
-        )
-    deltas = [FileDelta(p, expected.read(p), tree.read(p)) for p in edited]
+    deltas = _edits(tree, state, series, blobs, paths)
     diff = unified_diff(deltas)
     if not diff:
         raise TreeError(
@@ -103,7 +95,27 @@ def record(
     _write_meta(patches_dir / f"{patch_id}.toml", patch_id, tree.target, title, why, author)
     _append_series(patch_set.root / MANIFEST, patch_id)
     _note_applied(store, state, tree, patch_id, patch_set.name, diff, deltas)
-    return RecordReport(patch_id, patch_file, tuple(edited), True)
+    return RecordReport(patch_id, patch_file, tuple(d.path for d in deltas), True)
+
+
+def _edits(
+    tree: Tree,
+    state: State | None,
+    series: Sequence[PatchMeta],
+    blobs: Blobs,
+    paths: Sequence[str],
+) -> list[FileDelta]:
+    """Each edited file (among ``paths``, if given) from what the series makes of it to what
+    the checkout holds now; none is a TreeError saying what to do."""
+    expected = _expected(tree, series, blobs)
+    edited = _edited(tree, state, paths)
+    if not edited:
+        raise TreeError(
+            f"no edits to record in {tree.root}" + (f" among {', '.join(paths)}" if paths else ""),
+            hint="edit the files in the checkout first (`patchkit status` shows what patchkit "
+            "applied), or name the edited files as arguments",
+        )
+    return [FileDelta(p, expected.read(p), tree.read(p)) for p in edited]
 
 
 def refuse_taken(patch_id: str, patches: Sequence[PatchMeta], patches_dir: Path | None) -> None:
@@ -260,21 +272,13 @@ def record_target(
     entry = project.entry(target)
     tree = open_checkout(entry, checkout)
     series = project.patches(target, include=tuple(include))
-    existing = next((p for p in series if p.id == patch_id), None)
-    if existing is None:  # a new patch: its id must be free in every set
-        refuse_taken(patch_id, [p for s in project.sets for p in s.patches], None)
-    set_name = existing.set_name if existing else into
-    candidates = [
-        s for s in project.sets if s.name == set_name or (not set_name and target in s.targets)
-    ]
-    if len(candidates) != 1:
-        raise ConfigError("say which patch set gets the new patch with --into SET")
+    patch_set = _set_for(project, target, series, patch_id, into)
     blobs = blobs_for(entry, tree)
     try:
         with writing(tree, "record"):
             return record(
                 tree=tree,
-                patch_set=candidates[0],
+                patch_set=patch_set,
                 series=series,
                 patch_id=patch_id,
                 blobs=blobs,
@@ -285,3 +289,20 @@ def record_target(
             )
     finally:
         blobs.close()
+
+
+def _set_for(
+    project: Project, target: str, series: Sequence[PatchMeta], patch_id: str, into: str | None
+) -> PatchSet:
+    """The set of the patch being refreshed; for a new patch (its id free in every set), the
+    set ``into``, or the target's only set."""
+    existing = next((p for p in series if p.id == patch_id), None)
+    if existing is None:
+        refuse_taken(patch_id, [p for s in project.sets for p in s.patches], None)
+    set_name = existing.set_name if existing else into
+    candidates = [
+        s for s in project.sets if s.name == set_name or (not set_name and target in s.targets)
+    ]
+    if len(candidates) != 1:
+        raise ConfigError("say which patch set gets the new patch with --into SET")
+    return candidates[0]
