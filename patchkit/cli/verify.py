@@ -43,6 +43,11 @@ def add_verify_args(parser: argparse.ArgumentParser) -> None:
     )
     record.add_argument("--no-record", action="store_true", help="keep no record of the runs")
     add("--json", action="store_true", help="machine-readable output")
+    _add_bench_and_ray_args(parser)
+
+
+def _add_bench_and_ray_args(parser: argparse.ArgumentParser) -> None:
+    add = parser.add_argument
     add(
         "--bench",
         action="store_true",

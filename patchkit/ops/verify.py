@@ -15,7 +15,7 @@ from patchkit.errors import TreeError, VerificationFailed
 from patchkit.model import Lock, PatchMeta
 from patchkit.ops.context import CACHED, Project, Where, open_tree
 from patchkit.ops.status import PatchState, status
-from patchkit.ops.verify_bench import bench_with, unpatched_tree
+from patchkit.ops.verify_bench import Bench, bench_with, unpatched_tree
 from patchkit.verification.env import (
     DEFAULT_TIMEOUT_S,
     Environment,
@@ -150,6 +150,13 @@ def _require_applied(tree: Tree, patches: Sequence[PatchMeta]) -> None:
         )
 
 
+def _bench(stack: contextlib.ExitStack, tree: Tree, baseline: Path | None, python: str) -> Bench:
+    """Timing on ``baseline`` (or a worktree of the tree's commit, removed when ``stack``
+    closes) against ``tree``."""
+    before = stack.enter_context(unpatched_tree(tree, baseline))
+    return bench_with(before=before, after=tree.root, env=probe_environment(python), python=python)
+
+
 def verify_target(
     *,
     project: Project,
@@ -173,11 +180,7 @@ def verify_target(
     _require_applied(tree, patches)
     python = python or sys.executable
     with contextlib.ExitStack() as stack:
-        timed = None
-        if bench:
-            before = stack.enter_context(unpatched_tree(tree, baseline))
-            env = probe_environment(python)
-            timed = bench_with(before=before, after=tree.root, env=env, python=python)
+        timed = _bench(stack, tree, baseline, python) if bench else None
         return verify(
             tree_root=tree.root,
             patches=patches,

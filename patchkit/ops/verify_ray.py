@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -179,6 +179,19 @@ def verify_on_ray(
         for m, k in runnable
     ]
     done = dict(zip([(m.id, k) for m, k in runnable], gather(ray, refs), strict=True))
+    records, placed = _collect(plans, done, project.entry(target), address)
+    written = _write(patches, records, tracked) if record else ()
+    return RayVerifyReport(tuple(records), tuple(placed), written)
+
+
+def _collect(
+    plans: Sequence[tuple[PatchMeta, str | None]],
+    done: Mapping[tuple[str, str | None], object],
+    entry: LockEntry,
+    address: str,
+) -> tuple[list[Record], list[tuple[str, str | None, TaskResult | None]]]:
+    """Per planned (patch, GPU kind): the records its task sent back, or a `not run` record
+    saying why (no node of that kind, the worker died)."""
     records: list[Record] = []
     placed: list[tuple[str, str | None, TaskResult | None]] = []
     for meta, kind in plans:
@@ -187,11 +200,9 @@ def verify_on_ray(
             records += [Record.from_json(r) for r in result.records]
             placed.append((meta.id, kind, result))
         else:
-            why = _why_not(kind, result, address)
-            records.append(not_run(meta, project.entry(target), kind, why))
+            records.append(not_run(meta, entry, kind, _why_not(kind, result, address)))
             placed.append((meta.id, kind, None))
-    written = _write(patches, records, tracked) if record else ()
-    return RayVerifyReport(tuple(records), tuple(placed), written)
+    return records, placed
 
 
 def kinds_for(meta: PatchMeta, asked: Sequence[str]) -> list[str | None]:

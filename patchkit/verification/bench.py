@@ -224,15 +224,27 @@ def compare(
         rounds = alternate(before, after, plan, before_args, after_args)
     except SampleError as exc:
         return Comparison(case, "failed", compared_with, reason=str(exc))
+    return _compared(case, compared_with, rounds, (before_setup, after_setup), metric, tolerance)
+
+
+def _compared(
+    case: str,
+    compared_with: str,
+    rounds: Rounds,
+    setups: tuple[Setup, Setup],
+    metric: BenchMetric,
+    tolerance: float,
+) -> Comparison:
+    """The figures of a case timed on both sides: per side, the ratio's median and spread."""
+    before_setup, after_setup = setups
     ratios = round_ratios(rounds)
-    ratio = statistics.median(ratios)
     return Comparison(
         case=case,
         status="compared",
         compared_with=compared_with,
         before=side_figures(rounds.before, before_setup, metric),
         after=side_figures(rounds.after, after_setup, metric),
-        ratio=ratio,
+        ratio=statistics.median(ratios),
         ratio_spread=relative_iqr(ratios),
         rounds=len(ratios),
         slower=is_slower(ratios, tolerance),
