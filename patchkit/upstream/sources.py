@@ -44,7 +44,6 @@ __all__ = [  # the repository and its trees live in upstream.repo; callers know 
 log = logging.getLogger("patchkit.upstream.sources")
 
 
-
 # -- INDEX sources --------------------------------------------------------------------------------
 class ReleaseStore(UpstreamRepo):
     """Source releases of one target, one commit each, tagged ``v<version>``."""
