@@ -19,6 +19,7 @@ from patchkit.upstream.github import Gh
 FIELDS = "number,url,state,title,files"
 LIMIT = "30"
 MAX_KEYWORDS = 3
+PROJECTS = {"vllm", "flashinfer"}  # names that are everywhere in their own repository
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _STATES = {"OPEN": PrState.OPEN, "MERGED": PrState.MERGED, "CLOSED": PrState.CLOSED}
 _RANK = {PrState.MERGED: 0, PrState.OPEN: 1, PrState.CLOSED: 2}
@@ -35,13 +36,21 @@ class Found:
     evidence: tuple[str, ...]  # "recorded in the metadata", "names #39809", "changes f.py (g)"
 
 
+def _code_like(token: str) -> bool:
+    inner = token.strip("_")
+    if "_" in inner:
+        return True  # snake_case, SCREAMING_CASE
+    upper = sum(c.isupper() for c in inner)
+    if any(c.isdigit() for c in inner):
+        return upper >= 2 and len(inner) >= 4  # SM12x, MXFP4
+    return upper >= 1 and inner[1:] != inner[1:].lower() and len(inner) >= 6  # MambaMixer2
+
+
 def keywords(meta: PatchMeta) -> tuple[str, ...]:
-    """Identifiers the patch is about: names with an underscore or inner capitals."""
+    """Identifiers the patch is about, from its title and why (project names left out)."""
     found: list[str] = []
     for token in _IDENT.findall(f"{meta.title} {meta.why}"):
-        inner = token.strip("_")
-        code = "_" in inner or (any(c.isupper() for c in inner[1:]) and len(inner) >= 6)
-        if code and token not in found:
+        if _code_like(token) and token.lower() not in PROJECTS and token not in found:
             found.append(token)
     return tuple(found[:MAX_KEYWORDS])
 

@@ -14,7 +14,7 @@ from patchkit.errors import ConfigError, SourceError
 from patchkit.ops.context import load_project
 from patchkit.ops.upstream_check import upstream_check
 from patchkit.patchset import read_toml
-from patchkit.upstream.duplicates import keywords
+from patchkit.upstream.duplicates import _code_like, keywords
 from patchkit.upstream.github import Gh
 from testing.builders import run_git
 from testing.fake_gh import FakeGh, fake_gh
@@ -77,6 +77,29 @@ def upstream_table(c: Case) -> dict[str, object]:
 def test_keywords_are_the_identifiers_of_title_and_why(tmp_path: Path) -> None:
     meta = load_project(case(tmp_path).project.path).patch("warmup")
     assert keywords(meta) == ("_dummy_run", "GPUModelRunner", "_warmup_and_capture")
+
+
+@pytest.mark.parametrize(
+    ("token", "code"),
+    [
+        ("group_size", True),
+        ("DISPATCH_GQA_GROUP_SIZE", True),
+        ("SM12x", True),
+        ("MXFP4", True),
+        ("MambaMixer2", True),
+        ("Dispatch", False),
+        ("H200", False),
+        ("Blackwell", False),
+    ],
+)
+def test_code_like_tokens(token: str, code: bool) -> None:
+    assert _code_like(token) is code
+
+
+def test_project_names_are_no_keywords(tmp_path: Path) -> None:
+    meta = META.replace("Compile spec-decode", "Make FlashInfer and vLLM compile spec-decode")
+    project = load_project(case(tmp_path, meta).project.path)
+    assert "FlashInfer" not in keywords(project.patch("warmup"))
 
 
 def test_a_pr_naming_the_issue_is_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
