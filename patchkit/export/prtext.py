@@ -23,7 +23,7 @@ from patchkit.export.sections import Dependency, Facts
 from patchkit.export.settings import load_settings
 from patchkit.export.template import CUT_MARK, fill_template, headings, load_template
 from patchkit.export.titles import conventional_title, title_for, vllm_title
-from patchkit.model import LockEntry, PatchMeta
+from patchkit.model import LockEntry, PatchMeta, PrState
 from patchkit.verification.records import set_root_of
 
 __all__ = [
@@ -59,6 +59,7 @@ class PrText:
     title: str
     body: str  # Markdown, the template filled
     commit_message: str  # ends with a newline
+    comment: str = ""  # for the open upstream PR that makes the same fix ("" when none)
 
 
 def project_name(target: str) -> str:
@@ -105,7 +106,20 @@ def render(inp: TextInput) -> PrText:
         body = fill_template(inp.template, _vllm_sections(inp.facts))
     else:
         body = fill_template(inp.template, _conventional_sections(inp.facts, inp.template))
-    return PrText(title, body, _message(inp, title))
+    return PrText(title, body, _message(inp, title), _comment(inp.facts))
+
+
+def _comment(f: Facts) -> str:
+    """What we found and tested, offered to the open upstream PR instead of a duplicate."""
+    if f.meta.upstream.state is not PrState.OPEN:
+        return ""
+    intro = (
+        "We carry the same change downstream; here is what we found and tested, offered for "
+        "this PR rather than as another one."
+    )
+    tests = s.join("**Test plan**", s.plan(f), "**Test result**", s.result(f))
+    body = s.join(intro, s.paragraphs(f.meta.why), s.origin(f), tests, s.ai_statement(f))
+    return body + "\n"
 
 
 def _message(inp: TextInput, title: str) -> str:

@@ -80,12 +80,8 @@ def write_files(repo: GitRepo, export: PatchExport, base: str, record: dict[str,
 
 
 def comment_text(export: PatchExport) -> str:
-    """The PR text as a comment for the open upstream PR that makes the same fix."""
-    return (
-        f"A comment for {export.comment_for}, which makes the same fix: what we found and "
-        "tested, offered to that PR rather than as a new one.\n\n"
-        f"### {export.text.title}\n\n{export.text.body}"
-    )
+    """The text for the open upstream PR that makes the same fix."""
+    return export.text.comment
 
 
 # -- the remote ----------------------------------------------------------------------------------

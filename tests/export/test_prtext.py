@@ -200,6 +200,7 @@ def test_flashinfer_text_golden(tmp_path: Path, pytestconfig: pytest.Config) -> 
     assert pr.title == "fix(decode): dispatch GQA group size 16 in batch decode"
     check_inline(pytestconfig, HERE, "FLASHINFER_BODY", pr.body)
     check_inline(pytestconfig, HERE, "FLASHINFER_COMMIT", pr.commit_message)
+    check_inline(pytestconfig, HERE, "FLASHINFER_COMMENT", pr.comment)  # for the open #3563
 
 
 def test_an_h200_record_is_never_an_sm12x_result(tmp_path: Path) -> None:
@@ -462,4 +463,29 @@ size 16 fails with `Unsupported group_size: 16`. The fix adds the case.
 
 Co-authored-by: Claude
 Co-authored-by: Grace Hopper <grace@example.com>
+"""
+FLASHINFER_COMMENT = """\
+We carry the same change downstream; here is what we found and tested, offered for this PR rather than as another one.
+
+The decode kernels dispatch group sizes 1, 2, 3, 4 and 8 only, so group size 16 fails with
+`Unsupported group_size: 16`. The fix adds the case.
+
+Present in FlashInfer 0.6.6 (commit 70b142b75b46). Changes `include/flashinfer/utils.cuh`.
+
+**Test plan**
+
+No test in FlashInfer's own suite covers this change yet.
+
+Standalone tests, kept with our downstream copy of this change (not part of this PR) and run against the patched tree: `test_decode_gqa16.py` (needs a CUDA GPU of compute capability 8.0 or newer).
+
+**Test result**
+
+Run on FlashInfer 0.6.6 (commit 70b142b75b46) with this change applied:
+
+- NVIDIA H100 80GB HBM3 (compute capability 9.0); driver 580.159.04, CUDA 13.0, torch 2.11.0+cu130, triton 3.6.0, Python 3.12.3, 2026-11-23: **passed**
+  - standalone `test_decode_gqa16.py`: passed (2 passed)
+- NVIDIA H200 (compute capability 9.0); driver 580.159.04, CUDA 13.0, torch 2.11.0+cu130, triton 3.6.0, Python 3.12.3, 2026-11-22: **passed**
+  - standalone `test_decode_gqa16.py`: passed (2 passed)
+
+AI assistance was used: a coding agent wrote the change and its tests.
 """

@@ -41,7 +41,8 @@ def test_open_pr_gets_a_comment_not_a_new_pr(tmp_path: Path) -> None:
     (export,) = case.export("fix-f").exports
     assert export.comment_for == PR
     comment = (export.out_dir / "COMMENT.md").read_text()
-    assert comment.startswith(f"A comment for {PR}")
+    assert comment.startswith("We carry the same change downstream; here is what we found")
+    assert "## Purpose" not in comment and "**Test result**" in comment
     assert f"{PR} (open as of 2026-11-23) proposes the same change" in export.text.body
     case.set_meta("fix-f", upstream("closed"))
     (export,) = case.export("fix-f").exports
