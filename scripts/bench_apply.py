@@ -15,6 +15,8 @@ Rows, on vLLM 0.19.0 (the locked release, fetched into a throwaway worktree of t
 - git apply: the diffs the shipped vllm-spark series makes (``patchkit show`` of each patch).
 - warm apply: ``patchkit apply`` after ``reset``, the rewrite cache filled by an earlier apply.
 - cold apply: the same with an empty rewrite cache: every rewritten file parsed by libcst.
+- libcst floor: a process that imports libcst and parses and prints the largest file the series
+  rewrites, as the cold apply must once: what no number of cores shortens.
 - no-op status: ``patchkit status`` of the applied tree.
 - N diffs: ``patchkit apply`` of a set of N synthetic one-line diffs, each on its own file of
   the tree, against one ``git apply`` of the same N files.
@@ -139,6 +141,12 @@ def series_rows(b: Bench, tree: Path, bare: Run) -> list[Row]:
 
     cold_run = repeat(b.n, cold, reset)
     b.call(b.patchkit("apply", *at))
+    largest = max(
+        (tree / name for name in b.call(["git", "diff", "--name-only"], cwd=tree).decode().split()),
+        key=lambda path: path.stat().st_size,
+    )
+    parse = "import libcst, sys; libcst.parse_module(open(sys.argv[1], 'rb').read()).bytes"
+    floor = repeat(b.n, b.timed([PY, "-c", parse, str(largest)]))
     status = repeat(b.n, b.timed(b.patchkit("status", *at)))
     reset()
     files = diff.count(b"\ndiff --git ") + diff.startswith(b"diff --git ")
@@ -148,6 +156,14 @@ def series_rows(b: Bench, tree: Path, bare: Run) -> list[Row]:
         ),
         Row("warm apply", warm, "python -c pass", bare, "<=50 ms, <=3x", _within(50, 3)),
         Row("cold apply", cold_run, "git apply", git, "<=1000 ms", lambda r, _: r.wall_ms <= 1000),
+        Row(
+            "libcst floor",
+            floor,
+            "cold apply",
+            cold_run,
+            f"({largest.name})",
+            lambda r, _: True,
+        ),
         Row("no-op status", status, "python -c pass", bare, "<=100 ms, <=2.5x", _within(100, 2.5)),
     ]
 
