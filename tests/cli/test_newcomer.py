@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from patchkit.cli import main
+from patchkit.upstream.sources import UpstreamRepo
 from testing.builders import Scenario
 
 FILES = {"a.txt": "a one\na two\n", "tool.sh": "#!/bin/sh\n", "sub/f.txt": "f\n"}
@@ -92,3 +93,40 @@ def test_a_bad_patch_is_refused_naming_the_patch_the_file_and_what_to_do(
     assert said.count(named) == 1, "the reason is said more than once"
     assert {p: (s.root / p).read_bytes() for p in FILES} == before
     assert not (s.root / "a.txt" / "inner.txt").exists() and not (tmp_path / "escape.txt").exists()
+
+
+def test_after_the_lock_moves_the_cache_tree_follows_it_dropping_only_its_own_patches(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A rebase moved the lock while the cache's tree has the old lock's patches applied:
+    status and apply move the tree (patchkit resets what it applied, and says so)."""
+    s = scenario(tmp_path)
+    from_git(s)
+    project = ["--target", "demo", "--project", str(s.project.path)]
+    assert main(["apply", *project]) == 0
+    s.upstream.commit({"b.txt": "new upstream file\n"}, "release 1.1")
+    s.lock_to_head()
+    assert main(["status", *project]) == 0
+    assert "reset them (1 file(s)) to move it to the locked 1.1" in caplog.text
+    shared = UpstreamRepo.shared_path("demo")
+    assert (shared / "a.txt").read_text() == FILES["a.txt"]  # unpatched, at the new lock
+    assert (shared / "b.txt").read_text() == "new upstream file\n"
+    assert main(["apply", *project]) == 0
+    assert (shared / "a.txt").read_text() == "a one\na TWO\n"
+
+
+def test_an_edit_in_the_cache_tree_is_never_dropped_when_the_lock_moves(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    s = scenario(tmp_path)
+    from_git(s)
+    project = ["--target", "demo", "--project", str(s.project.path)]
+    assert main(["apply", *project]) == 0
+    shared = UpstreamRepo.shared_path("demo")
+    (shared / "a.txt").write_text("my own edit\n")
+    s.upstream.commit({"b.txt": "new upstream file\n"}, "release 1.1")
+    s.lock_to_head()
+    assert main(["status", *project]) == 4
+    err = capsys.readouterr().err
+    assert "a.txt" in err and "--force" in err and str(shared) in err
+    assert (shared / "a.txt").read_text() == "my own edit\n"
