@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
-
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from patchkit.cli.args import where_of
-from patchkit.cli.render import console, print_json
+from patchkit.cli.render import console, outcome_style, print_json, table
 from patchkit.errors import ImportRefused, PatchFailed
 from patchkit.ops.context import load_project
 from patchkit.ops.export_series import FORMATS, export_series_target
 from patchkit.ops.import_ import ImportReport, import_patches
 
-_STYLE = {"applied": "green", "carried": "cyan", "upstreamed": "blue"}
+if TYPE_CHECKING:
+    from rich.table import Table
+
+_AT_LOCK = ("applied", "carried", "upstreamed")  # the outcomes of an imported patch that apply
 
 
 def add_import_args(parser: argparse.ArgumentParser) -> None:
@@ -93,18 +94,21 @@ def _json(report: ImportReport) -> dict[str, Any]:
     }
 
 
-def _table(report: ImportReport) -> Table:
+def _table(report: ImportReport) -> Table | str:
     title = f"import into {report.set_name} ({report.set_root}) — {report.target} at {report.lock}"
-    table = Table(title=title, title_justify="left")
-    for column in ("patch", "form", "kind", "base", "outcome at the lock", "files"):
-        table.add_column(column)
-    for p in report.patches:
-        style = _STYLE.get(p.outcome, "red")
-        name = p.name + ("" if p.written else " (not written)")
-        outcome = f"[{style}]{p.outcome}[/]"
-        kind = p.kind if p.written else "—"
-        table.add_row(name, p.form, kind, p.base or "—", outcome, "\n".join(p.files))
-    return table
+    rows = [
+        (
+            p.name + ("" if p.written else " (not written)"),
+            p.form,
+            p.kind if p.written else "—",
+            p.base or "—",
+            f"[{outcome_style(p.outcome)}]{p.outcome}[/]",
+            "\n".join(p.files),
+        )
+        for p in report.patches
+    ]
+    columns = ("patch", "form", "kind", "base", "outcome at the lock", "files")
+    return table(title, columns, rows)
 
 
 def _details(report: ImportReport) -> list[str]:
@@ -130,7 +134,7 @@ def _exit(report: ImportReport) -> int:
             hint="see the report above; the other sources were imported",
         )
     if not report.ok:
-        stuck = [f"{p.name} ({p.outcome})" for p in report.patches if p.outcome not in _STYLE]
+        stuck = [f"{p.name} ({p.outcome})" for p in report.patches if p.outcome not in _AT_LOCK]
         raise PatchFailed(
             f"imported, but not applying at the lock: {', '.join(stuck)}; they are kept pending",
             hint="fix them at the lock by hand, then `patchkit record --patch ID`",

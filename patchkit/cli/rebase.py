@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from rich.table import Table
 
@@ -20,6 +22,8 @@ from patchkit.ops.rebase import abort_rebase, continue_rebase, rebase
 from patchkit.ops.rebase_conflicts import RebaseReport
 from patchkit.ops.rebase_pins import rebase_with_pins
 from patchkit.workspace.tree import checkout_tree
+
+_Done = TypeVar("_Done")
 
 
 def add_rebase_args(parser: argparse.ArgumentParser) -> None:
@@ -59,7 +63,8 @@ def add_rebase_args(parser: argparse.ArgumentParser) -> None:
 
 
 def rebase_cmd(args: argparse.Namespace) -> int:
-    root = load_project(args.project, args.sets).root
+    project = load_project(args.project, args.sets)
+    root = project.root
     if args.abort:
         where = abort_rebase(project_root=root, target=args.target)
         console.print(f"dropped the rebase of {args.target} ({where}); the project is unchanged")
@@ -73,24 +78,15 @@ def rebase_cmd(args: argparse.Namespace) -> int:
             "`latest`); `--continue` or `--abort` for a stopped rebase",
         )
     elif args.with_pins:
-        return _with_pins(args)
+        return _with_pins(args, project)
     else:
-        project = load_project(args.project, args.sets)
-        report = rebase(
-            project=project,
-            target=args.target,
-            onto=args.onto,
-            sets=args.sets,
-            allow_pending=args.allow_pending,
-            explain=args.explain,
-        )
+        report = _start(rebase, args, project)
     return _finish(args, root, report)
 
 
-def _with_pins(args: argparse.Namespace) -> int:
-    """Rebase the target and the targets it pins as one transaction, then verify each."""
-    project = load_project(args.project, args.sets)
-    done = rebase_with_pins(
+def _start(how: Callable[..., _Done], args: argparse.Namespace, project: Project) -> _Done:
+    """A new rebase (``ops.rebase.rebase``, or ``rebase_with_pins``) as the arguments ask."""
+    return how(
         project=project,
         target=args.target,
         onto=args.onto,
@@ -98,6 +94,11 @@ def _with_pins(args: argparse.Namespace) -> int:
         allow_pending=args.allow_pending,
         explain=args.explain,
     )
+
+
+def _with_pins(args: argparse.Namespace, project: Project) -> int:
+    """Rebase the target and the targets it pins as one transaction, then verify each."""
+    done = _start(rebase_with_pins, args, project)
     if done.rolled_back:
         for report in done.reports:
             _show(args, report)

@@ -72,6 +72,13 @@ _OUTCOME_STYLE = {
     Outcome.UPSTREAMED: "blue",
     Outcome.PARTLY_UPSTREAMED: "yellow",
 }
+
+
+def outcome_style(outcome: str) -> str:
+    """The style of an outcome by its value (``applied``, ``carried`` ...); red for the rest."""
+    return next((v for k, v in _OUTCOME_STYLE.items() if k.value == outcome), "red")
+
+
 _STATE_STYLE = {  # by ``PatchState`` value: rendering needs no status engine (port, show)
     "applied": "green",
     "upstreamed": "blue",
