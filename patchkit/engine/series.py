@@ -22,6 +22,7 @@ from patchkit.model import (
 )
 
 if TYPE_CHECKING:  # the diff engine is imported when a diff runs
+    from patchkit.engine.diffparse import FilePatch
     from patchkit.engine.relocate import Finder
 
 Reader = Callable[[str], bytes | None]
@@ -116,7 +117,7 @@ def run_diff(
     from patchkit.engine.diffparse import parse_diff
 
     file_patches = parse_diff(meta.file.read_bytes(), meta.file)
-    _refuse_files_under_files(meta, [fp.path for fp in file_patches if fp.new_path], read)
+    _refuse_files_under_files(meta, file_patches, read)
     label = f"patch {meta.id}"
     results: list[FileResult] = [
         apply_file(fp, read, blobs.read, blobs.merge, label, explain=explain, finder=finder)
@@ -125,12 +126,15 @@ def run_diff(
     return combine(meta.id, results)
 
 
-def _refuse_files_under_files(meta: PatchMeta, paths: Sequence[str], read: Reader) -> None:
-    """A file the diff writes whose directory is a file (in the tree, or one the same diff
+def _refuse_files_under_files(
+    meta: PatchMeta, file_patches: Sequence[FilePatch], read: Reader
+) -> None:
+    """A file the diff creates whose directory is a file (in the tree, or one the same diff
     writes) could never be written: refuse the patch before anything is placed, naming the
-    patch, both files and the way out."""
-    written = set(paths)
-    for path in paths:
+    patch, both files and the way out. (A file that exists has a directory above it.)"""
+    written = {fp.new_path for fp in file_patches if fp.new_path}
+    created = [fp.new_path for fp in file_patches if fp.new_path and fp.new_path != fp.old_path]
+    for path in created:
         parts = path.split("/")
         for depth in range(1, len(parts)):
             parent = "/".join(parts[:depth])
