@@ -82,6 +82,7 @@ def text_input(
     identity: Identity,
     dependencies: tuple[Dependency, ...] = (),
     stacked: bool = False,
+    upstream_test: str = "",
 ) -> TextInput:
     """The text's input for ``meta`` pinned by ``entry``: its set's ``[export]`` settings and
     tracked verification records read."""
@@ -96,6 +97,7 @@ def text_input(
         settings=load_settings(set_root_of(meta)),
         dependencies=dependencies,
         stacked=stacked,
+        upstream_test=upstream_test,
     )
     return TextInput(facts, style, template, identity)
 

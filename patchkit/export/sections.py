@@ -35,6 +35,7 @@ class Facts:
     settings: ExportSettings
     dependencies: tuple[Dependency, ...] = ()
     stacked: bool = False
+    upstream_test: str = ""  # the added test's result on the branch (export.upstream_test)
 
 
 def paragraphs(text: str) -> str:
@@ -160,4 +161,4 @@ def plan(f: Facts) -> str:
 
 def result(f: Facts) -> str:
     notes = f"**Caveats:** {paragraphs(f.meta.notes)}" if f.meta.notes.strip() else ""
-    return join(result_text(f.meta, f.verification, f.pinned), notes)
+    return join(f.upstream_test, result_text(f.meta, f.verification, f.pinned), notes)

@@ -164,14 +164,13 @@ def not_run(meta: PatchMeta, why: str) -> UpstreamRun:
 
 
 def section(meta: PatchMeta, run: UpstreamRun | None) -> str:
-    """Markdown: the upstream test this PR adds or extends, its command and its result."""
+    """Markdown: the result of the test this PR adds, on this branch (its command is in the
+    test plan)."""
     test = meta.export.test
     if test is None or run is None:
         return ""
     files = ", ".join(f"`{f}`" for f in test_files(test))
-    lines = [f"This PR adds its test to {files}:", "", "```bash", run.command, "```", ""]
+    said = f"The test this PR adds ({files}), `{run.command}`,"
     if run.result == "not run":
-        lines.append(f"Not run: {run.detail}.")
-    else:
-        lines.append(f"Ran on {run.where} ({run.time[:10]}): **{run.result}** ({run.detail}).")
-    return "\n".join(lines)
+        return f"{said} has not been run on this branch: {run.detail}."
+    return f"{said} ran on this branch on {run.where} ({run.time[:10]}): **{run.result}** ({run.detail})."

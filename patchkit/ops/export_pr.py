@@ -51,7 +51,15 @@ from patchkit.export.publish import (
     write_files,
 )
 from patchkit.export.results import BranchState, ExportReport, PatchExport
-from patchkit.export.upstream_test import UpstreamRun, merged, not_run, recorded, run_in, test_patch
+from patchkit.export.upstream_test import (
+    UpstreamRun,
+    merged,
+    not_run,
+    recorded,
+    run_in,
+    section,
+    test_patch,
+)
 from patchkit.gitrepo import GitRepo
 from patchkit.model import LockEntry, Outcome, PatchMeta, PrState
 from patchkit.ops.context import Project, blobs_for
@@ -339,7 +347,7 @@ def _build(ctx: _Ctx, meta: PatchMeta, parent: str, earlier: Sequence[PatchMeta]
     tree = ctx.repo.tree_with(parent, _entries(ctx.repo, parent, deltas))
     env = commit_env(ctx.repo, ctx.base, ctx.identity, meta)
     test_run = _upstream_test(ctx, meta, tree, parent, env)
-    text = render(_text_input(ctx, meta, files, stacked=bool(earlier)))
+    text = render(_text_input(ctx, meta, files, bool(earlier), section(meta, test_run)))
     commit = ctx.repo.commit_tree(tree, [parent], text.commit_message, env)
     return _Built(commit, text, files, formatting, test_run)
 
@@ -371,9 +379,9 @@ def _upstream_test(
     if found:
         return found
     if test.gpu:
-        return not_run(meta, "needs a GPU, and no run on this tree is recorded")
+        return not_run(meta, "it needs a GPU")
     if not ctx.run_tests:
-        return not_run(meta, "--no-test-run")
+        return not_run(meta, "not run at export")
     commit = ctx.repo.commit_tree(tree, [parent], f"{meta.id}: upstream test run\n", env)
     with tempfile.TemporaryDirectory(prefix="patchkit-upstream-test-") as tmp:
         where = Path(tmp) / "tree"
@@ -398,7 +406,9 @@ def _entries(
     return entries
 
 
-def _text_input(ctx: _Ctx, meta: PatchMeta, files: tuple[str, ...], stacked: bool) -> TextInput:
+def _text_input(
+    ctx: _Ctx, meta: PatchMeta, files: tuple[str, ...], stacked: bool, test_result: str
+) -> TextInput:
     by_id = {p.id: p for p in ctx.series}
     below = [ctx.below[meta.id].id] if meta.id in ctx.below else []  # --stack
     ids = dict.fromkeys([*below, *meta.requires])
@@ -413,4 +423,5 @@ def _text_input(ctx: _Ctx, meta: PatchMeta, files: tuple[str, ...], stacked: boo
         identity=commit_identity(ctx.repo, ctx.identity, meta),
         dependencies=deps,
         stacked=stacked,
+        upstream_test=test_result,
     )

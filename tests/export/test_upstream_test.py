@@ -66,6 +66,7 @@ def test_a_gpu_test_is_not_run_here_until_a_run_is_recorded(tmp_path: Path) -> N
     assert export.upstream_test is not None
     assert export.upstream_test.result == "not run"
     assert "needs a GPU" in export.upstream_test.detail
+    assert "has not been run on this branch: it needs a GPU." in export.text.body
 
     tree = case.git("rev-parse", f"{export.commit}^{{tree}}")
     meta = load_project(case.project.path).patch("fix-f")
@@ -83,7 +84,8 @@ def test_a_gpu_test_is_not_run_here_until_a_run_is_recorded(tmp_path: Path) -> N
     assert again.upstream_test == gpu_run
     text = section(meta, again.upstream_test)
     assert "`tests/test_mod.py`" in text and "python -m pytest tests/test_mod.py -k fixed" in text
-    assert "Ran on NVIDIA H100 (sm_90) (2026-11-23): **passed** (1 passed)." in text
+    assert "ran on this branch on NVIDIA H100 (sm_90) (2026-11-23): **passed** (1 passed)." in text
+    assert text in again.text.body  # the PR text says it, beside the test plan's command
 
 
 def test_no_test_run_says_so(tmp_path: Path) -> None:
@@ -91,7 +93,7 @@ def test_no_test_run_says_so(tmp_path: Path) -> None:
     assert export.upstream_test is not None
     assert (export.upstream_test.result, export.upstream_test.detail) == (
         "not run",
-        "--no-test-run",
+        "not run at export",
     )
 
 
