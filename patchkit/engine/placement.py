@@ -39,11 +39,24 @@ def common_prefix(paths: Sequence[ScopePath]) -> ScopePath:
     return first[:i]
 
 
+def _indexes(lines: list[bytes], line: bytes) -> list[int]:
+    """Every index of ``line`` in ``lines`` (``list.index`` runs in C: a file's first few
+    searches cost less than building an index of all its lines)."""
+    found, i = [], -1
+    try:
+        while True:
+            i = lines.index(line, i + 1)
+            found.append(i)
+    except ValueError:
+        return found
+
+
 class FileView:
     """One side of a file (target or base): its lines, an index of them, its scope tree."""
 
     def __init__(self, path: str, lines: Sequence[bytes]) -> None:
         self.path, self.lines = path, list(lines)
+        self._finds = 0  # searches so far: past a few, an index of all lines pays for itself
 
     @cached_property
     def _exact(self) -> dict[bytes, list[int]]:
@@ -69,7 +82,9 @@ class FileView:
             return []
         n, lines = len(block), self.lines
         want = list(block)
-        return [i for i in self._exact.get(block[0], ()) if lines[i : i + n] == want]
+        self._finds += 1
+        starts = self._exact.get(want[0], ()) if self._finds > 8 else _indexes(lines, want[0])
+        return [i for i in starts if lines[i : i + n] == want]
 
     def find_loose(self, block: Sequence[bytes]) -> list[int]:
         """Every index where ``block`` starts when whitespace inside lines is ignored."""
