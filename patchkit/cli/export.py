@@ -37,7 +37,13 @@ def add_export_args(parser: argparse.ArgumentParser) -> None:
     )
     add("--push", metavar="REMOTE", help="push the branches to your fork (a remote or URL)")
     add("--force", action="store_true", help="push to upstream, or replace branches moved by hand")
-    add("--open", dest="open_pr", action="store_true", help="open the PRs with `gh` (needs --push)")
+    add(
+        "--open",
+        dest="open_pr",
+        action="store_true",
+        help="with the GitHub CLI: check upstream for the same fix first (upstream-check), then "
+        "comment on an open upstream PR, or open a new PR (needs --push)",
+    )
     add(
         "--no-test-run",
         dest="run_tests",
