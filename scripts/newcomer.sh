@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A newcomer's day, scripted: a fresh clone, an empty cache, the README's two commands, then the
 # lifecycle the README shows (apply with an opt-in and --verify, status, rebase both targets to
-# their newest release, abort, continue, export). Every exit code is checked against the one the
-# README documents for that step, and the working copy must be clean at the end.
+# their newest release, abort, continue after a person's fix, export). Every exit code is checked
+# against the one the README documents for that step (its table is read from the README), and
+# the working copy must be clean at the end. A summary of every step, with its time, ends it.
 #
 #   scripts/newcomer.sh [SOURCE]    SOURCE: a repository path or URL (default: this checkout)
 #   NEWCOMER_SKIP_TESTS=1           skip the README's test command (the whole suite)
