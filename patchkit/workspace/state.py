@@ -5,7 +5,7 @@ content-addressed store of the original files."""
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -108,8 +108,16 @@ class StateStore:
             ) from None
 
 
+def _fields(record: object) -> dict[str, Any]:
+    """A record's fields, values as they are (``asdict`` deep-copies every value: a tenth of
+    a second for a state of a thousand files)."""
+    return {f.name: getattr(record, f.name) for f in fields(record)}  # type: ignore[arg-type]
+
+
 def _dump(state: State) -> bytes:
-    data = asdict(state)
+    data = _fields(state)
+    data["patches"] = [_fields(p) for p in state.patches]
+    data["files"] = {path: _fields(rec) for path, rec in state.files.items()}
     data["version"] = STATE_VERSION
     return (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()
 
