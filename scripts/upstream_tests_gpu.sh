@@ -3,6 +3,12 @@
 # (scripts/upstream_tests.py run); results land in $OUT/upstream-*.json, merged here afterwards
 # with `python scripts/upstream_tests.py merge FILE... --checkout REPO`. Carried:
 #   .whl/                 wheels the GPU image lacks (as scripts/gpu_verify.sh)
+#   .carry/upstream-tests-whl/  what vLLM's model-runner import chain needs beyond those
+#                         (tests/v1/worker/test_gpu_model_runner.py): msgspec, pybase64,
+#                         openai==1.109.1 (+ jiter, distro, sniffio), openai-harmony, diskcache,
+#                         cachetools, blake3, llguidance, xgrammar, outlines_core,
+#                         lm-format-enforcer, interegular (pip download --only-binary=:all:
+#                         --python-version 3.12 --platform manylinux_2_28_x86_64 ...)
 #   .carry/flashinfer-0.6.6.bundle, vllm-0.19.0.bundle, triton_kernels.tgz  (as gpu_verify.sh)
 #   .carry/e2/fi-export.tar.gz   `git archive` of the exported FlashInfer commit (upstream's
 #                                history: its submodules 3rdparty/{cutlass,spdlog} are taken
@@ -13,7 +19,7 @@ set -uo pipefail
 what=${1:-all}
 repo=$(pwd); out=${OUT:-/tmp/out}; mkdir -p "$out"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-  --target /tmp/site .whl/*.whl || exit 1
+  --target /tmp/site .whl/*.whl $(ls .carry/upstream-tests-whl/*.whl 2>/dev/null) || exit 1
 mkdir -p /tmp/tk && tar xzf .carry/triton_kernels.tgz -C /tmp/tk
 export PYTHONPATH=/tmp/site:/tmp/tk PYTHONUNBUFFERED=1 MAX_JOBS=16 FLASHINFER_CUDA_ARCH_LIST=9.0a
 export FLASHINFER_WORKSPACE_BASE=/tmp/fiws
