@@ -55,11 +55,19 @@ def add_export_args(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="one branch per patch, each on the previous one's (a series that depends on itself)",
     )
+    add(
+        "--check-against",
+        default="latest",
+        metavar="RELEASE",
+        help="leave out what upstream already has at RELEASE (default: latest, its newest release;"
+        " HEAD for a git source); none: do not look",
+    )
     add("--json", action="store_true", help="machine-readable output")
 
 
 def report_lines(report: ExportReport) -> list[str]:
-    lines = [f"left out: {why}" for why in report.left_out]
+    lines = [report.checked] if report.checked else []
+    lines += [f"left out: {why}" for why in report.left_out]
     for e in report.exports:
         lines.append(f"{e.state.value}: {e.branch} at {e.commit[:12]} ({', '.join(e.files)})")
         lines += [f"  carries first the patch it needs: {dep}" for dep in e.stacked_on]
@@ -101,6 +109,7 @@ def export_cmd(args: argparse.Namespace) -> int:
         project=project, target=target, tree_root=tree.root, patch_ids=patch_ids,
         onto=args.onto, identity=identity, push_remote=args.push, force=args.force,
         open_pr=args.open_pr, run_tests=args.run_tests, stack=args.stack,
+        check_against=None if args.check_against == "none" else args.check_against,
     )  # fmt: skip
     if args.json:
         print_json(report.to_json())

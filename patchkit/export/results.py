@@ -44,6 +44,7 @@ class ExportReport:
     base: str  # the commit every branch is based on
     exports: tuple[PatchExport, ...]
     left_out: tuple[str, ...] = ()  # "<id>: merged upstream in <PR>": not exported
+    checked: str = ""  # what upstream's newest release was found to have already (--check-against)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -51,6 +52,7 @@ class ExportReport:
             "base": self.base,
             "exports": [_json(e) for e in self.exports],
             "left_out": list(self.left_out),
+            "checked": self.checked,
         }
 
 

@@ -63,6 +63,7 @@ from patchkit.export.upstream_test import (
 from patchkit.gitrepo import GitRepo
 from patchkit.model import LockEntry, Outcome, PatchMeta, PrState
 from patchkit.ops.context import Project, blobs_for
+from patchkit.ops.export_newest import not_absorbed
 from patchkit.ops.upstream_check import refreshed, upstream_check
 from patchkit.targets import profile
 from patchkit.upstream.github import Gh
@@ -121,6 +122,7 @@ def export_pr(
     open_pr: bool = False,
     run_tests: bool = True,
     stack: bool = False,
+    check_against: str | None = None,
 ) -> ExportReport:
     """Export ``patch_ids`` of ``target`` (none: its whole series) as branches of the checkout at
     ``tree_root``. Each commit is signed by ``identity``, else the patch's ``[export] identity``,
@@ -132,6 +134,8 @@ def export_pr(
         check = upstream_check(project=project, gh=gh, patch_ids=[m.id for m in selected])
         selected = [refreshed(m, check) for m in selected]
     metas, left_out = _not_merged(selected, named=bool(patch_ids))
+    newest = not_absorbed(project, target, metas, check_against, named=bool(patch_ids))
+    metas, left_out = newest.kept, left_out + newest.left_out
     if gh and not push_remote and any(_needs_new_pr(m) for m in metas):
         raise ConfigError(
             "--open needs --push REMOTE: a new PR's branch must be on your fork",
@@ -159,7 +163,7 @@ def export_pr(
             cwd=tree_root,
             meta_files=meta_files,
         )
-    return ExportReport(target, base, tuple(exports), left_out)
+    return ExportReport(target, base, tuple(exports), left_out, newest.note)
 
 
 def _needs_new_pr(meta: PatchMeta) -> bool:

@@ -70,6 +70,34 @@ def matrix(
             hist.close()
 
 
+def cells_at(
+    *, project: Project, target: str, ref: str, patch_ids: Sequence[str] = ()
+) -> tuple[str, dict[str, CellValue]]:
+    """One row of the matrix: each listed patch of ``target`` (or only ``patch_ids``) at the
+    release or commit ``ref`` (``latest``: the newest release; ``HEAD`` for a git source),
+    judged against the lock as a matrix cell is; cells a matrix already computed are reused.
+    Returns the release's label and patch id -> its cell."""
+    entry = project.entry(target)
+    hist = open_history(entry)
+    store = CellStore()
+    try:
+        is_index = entry.source.kind is SourceKind.INDEX
+        base = hist.start()
+        point = hist.resolve(ref if is_index or ref != "latest" else "HEAD")
+        for p in (base, point):
+            hist.commit(p)
+        jobs = {
+            pid: job
+            for (pid, _), job in plan(entry, base, [point], project.listed(target)).items()
+            if not patch_ids or pid in patch_ids
+        }
+        values, _ = _values({(pid, 0): j for pid, j in jobs.items()}, store, Serial())
+        return hist.version(point), {pid: values[job.key] for pid, job in jobs.items()}
+    finally:
+        store.close()
+        hist.close()
+
+
 def plan(
     entry: LockEntry, base: Point, points: Sequence[Point], patches: Sequence[PatchMeta]
 ) -> dict[tuple[str, int], CellJob]:
