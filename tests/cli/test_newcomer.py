@@ -130,3 +130,17 @@ def test_an_edit_in_the_cache_tree_is_never_dropped_when_the_lock_moves(
     err = capsys.readouterr().err
     assert "a.txt" in err and "--force" in err and str(shared) in err
     assert (shared / "a.txt").read_text() == "my own edit\n"
+
+
+def test_the_readme_table_newcomer_sh_checks_against_is_the_one_the_cli_uses() -> None:
+    """scripts/newcomer.sh reads the documented exit codes from the README's line; they are
+    exactly the codes patchkit returns."""
+    import re
+
+    from patchkit.errors import EXIT_CODES
+
+    root = Path(__file__).resolve().parents[2]
+    script = (root / "scripts" / "newcomer.sh").read_text()
+    [pattern] = re.findall(r're\.findall\(r"(.+?)", line\)', script)
+    line = next(x for x in (root / "README.md").read_text().splitlines() if x.startswith("Exit"))
+    assert sorted(int(c) for c in re.findall(pattern, line)) == sorted(EXIT_CODES)
