@@ -45,11 +45,11 @@ def not_absorbed(
             hint=f"retire it by moving the pin (patchkit rebase --target {target} --onto {label}),"
             " or export anyway with --check-against none",
         )
-    note = f"checked against upstream {target} {label}: " + (
-        f"partly there already: {', '.join(partly)} (base the branch there: --onto {label})"
-        if partly
-        else "none of the exported changes is there yet"
-    )
+    said = [f"already there: {', '.join(m.id for m in took)} (left out)"] if took else []
+    if partly:
+        said.append(f"partly there: {', '.join(partly)} (base the branch there: --onto {label})")
+    rest = "none of the others is there yet" if said else "none of these changes is there yet"
+    note = f"checked against upstream {target} {label}: " + "; ".join([*said, rest])
     gone = tuple(f"{m.id}: upstream {target} {label} already has this change" for m in took)
     return NewestCheck([m for m in metas if m not in took], gone, note)
 

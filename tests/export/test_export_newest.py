@@ -27,6 +27,10 @@ def test_a_fix_upstream_made_since_the_pin_is_left_out_or_refused(tmp_path: Path
     report = case.export(check_against="v2.0")
     assert report.exports == ()
     assert report.left_out == ("fix-f: upstream vllm 2.0 already has this change",)
+    assert report.checked == (
+        "checked against upstream vllm 2.0: already there: fix-f (left out); "
+        "none of the others is there yet"
+    )
     with pytest.raises(ConfigError, match=r"upstream vllm 2\.0 already has the change of fix-f"):
         case.export("fix-f", check_against="v2.0")
     assert case.git("branch", "--list", "patchkit/*") == ""
@@ -40,7 +44,7 @@ def test_a_release_without_the_fix_is_said_and_the_export_goes_on(tmp_path: Path
     report = case.export("fix-f", check_against="v2.0")
     assert len(report.exports) == 1
     assert report.checked == (
-        "checked against upstream vllm 2.0: none of the exported changes is there yet"
+        "checked against upstream vllm 2.0: none of these changes is there yet"
     )
 
 
