@@ -8,7 +8,8 @@
 # vLLM is exported onto the pinned release as patchkit's cache holds it (VLLM_CHECKOUT, default
 # ~/.cache/patchkit/repos/vllm.git). mamba-prefix-spec-buffers is merged upstream, so export-pr
 # refuses it; it is exported here from a copy of the project whose [upstream] state says none,
-# to show its commit id too. Prints one line per patch and exits 1 if any id differs.
+# to show its commit id too; and upstream's newest releases already have the GQA-16 and MXFP4
+# changes, so the check against them is off here (--check-against none). Prints one line per patch and exits 1 if any id differs.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 fi_src=${FI_CHECKOUT:?set FI_CHECKOUT to a clone of upstream FlashInfer}
@@ -25,9 +26,9 @@ ids() {  # $1: label -> "<patch> <commit>" lines
   git clone -q --no-checkout "$vllm_src" "$dir/vllm"
   cd "$dir"
   python3 -m patchkit export-pr decode-gqa-group-size-16 --project "$work/proj" \
-    --checkout "$dir/fi" --no-test-run --json > "$dir/fi.json"
+    --checkout "$dir/fi" --no-test-run --check-against none --json > "$dir/fi.json"
   python3 -m patchkit export-pr $vllm_ids --project "$work/proj" --checkout "$dir/vllm" \
-    --no-test-run --json > "$dir/vllm.json"
+    --no-test-run --check-against none --json > "$dir/vllm.json"
   python3 -c 'import json, sys
 for f in sys.argv[1:]:
     for e in json.load(open(f))["exports"]:
