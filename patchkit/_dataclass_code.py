@@ -15,8 +15,6 @@ something changed, never under ``PYTHONDONTWRITEBYTECODE``), and ignored when un
 from another interpreter.
 """
 
-from __future__ import annotations
-
 import atexit
 import builtins
 import contextlib
@@ -71,7 +69,8 @@ def _compiled(module_file: str, source: str) -> CodeType:
 def _exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:
     if isinstance(source, str) and isinstance(globals, dict):
         name, module_file = globals.get("__name__"), globals.get("__file__")
-        if isinstance(name, str) and name.startswith("patchkit") and isinstance(module_file, str):
+        ours = isinstance(name, str) and (name == "patchkit" or name.startswith("patchkit."))
+        if ours and isinstance(module_file, str):
             source = _compiled(module_file, source)
     builtins.exec(source, globals, locals)
 

@@ -173,8 +173,9 @@ def _upstream(raw: dict[str, Any], path: Path) -> UpstreamPr:
 def _hardware(pr: dict[str, Any], path: Path) -> tuple[tuple[int, int], ...]:
     """``[pr] hardware = ["12.0", "12.1"]``: the compute capabilities the change is for."""
     value = pr.get("hardware", [])
-    caps = [re.fullmatch(r"(\d+)\.(\d+)", v) if isinstance(v, str) else None for v in value]
-    if not isinstance(value, list) or not all(caps):
+    items = value if isinstance(value, list) else [None]
+    caps = [re.fullmatch(r"(\d+)\.(\d+)", v) if isinstance(v, str) else None for v in items]
+    if not all(caps):
         raise ConfigError(f'{path}: [pr] hardware must be a list of capabilities like ["12.1"]')
     return tuple((int(m.group(1)), int(m.group(2))) for m in caps if m)
 

@@ -84,6 +84,8 @@ def duplicate_check(f: Facts) -> str:
     up = f.meta.upstream
     when = f"as of {up.checked}" if up.checked else "when last checked"
     pr = _ref(up.pr, f.repository) if up.pr else ""
+    if up.state is PrState.OPEN and up.pr in f.meta.prs:
+        return f"Not a duplicate: this updates {pr}, the change's own PR (open {when})."
     if up.state is PrState.OPEN:
         return f"{pr} (open {when}) proposes the same change; what follows is offered for it."
     if up.state is PrState.CLOSED:

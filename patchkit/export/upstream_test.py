@@ -153,6 +153,8 @@ def _outcome(code: int, junit: str | None, output: str, error: str | None) -> tu
         return "passed", text
     if code == 5 or not cases:
         return "not run", "no test collected" if code == 5 else f"pytest exit code {code}"
+    if code == 0 and not counts.get("failed") and not counts.get("error"):
+        return "not run", f"{text} (nothing ran here)"  # every case skipped (a GPU it lacks)
     return "failed", text
 
 

@@ -270,8 +270,15 @@ def _prepare(
         formatting=built.formatting,
         upstream_test=built.upstream_test,
         pr_url=meta.prs[-1] if meta.prs else None,
-        comment_for=meta.upstream.pr if meta.upstream.state is PrState.OPEN else None,
+        comment_for=_open_duplicate(meta),
     )
+
+
+def _open_duplicate(meta: PatchMeta) -> str | None:
+    """The open upstream PR of someone else making this change (a PR of the patch's own, in
+    ``prs``, is updated by the export, never commented on as a duplicate)."""
+    up = meta.upstream
+    return up.pr if up.state is PrState.OPEN and up.pr not in meta.prs else None
 
 
 def _land(ctx: _Ctx, prepared: Sequence[PatchExport], force: bool) -> list[PatchExport]:

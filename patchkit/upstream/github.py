@@ -60,7 +60,8 @@ class Gh:
             return subprocess.run(
                 [self.path, *args],
                 capture_output=True,
-                text=True,
+                encoding="utf-8",
+                errors="replace",  # a PR diff may hold bytes of any encoding
                 check=False,
                 cwd=cwd,
                 timeout=TIMEOUT_S,

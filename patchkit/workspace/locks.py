@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from patchkit.cache import cache_dir
-from patchkit.errors import TreeBusy
+from patchkit.errors import ConfigError, TreeBusy
 from patchkit.workspace.tree import Tree
 
 LOCK = ".lock"
@@ -125,7 +125,14 @@ def exclusive(directory: Path, what: str, command: str) -> Iterator[None]:
     """Hold the lock of the tree whose state lives in ``directory`` (``what`` names the tree
     in messages); refuse with :class:`TreeBusy` if another process keeps it too long."""
     path = _base(directory).with_suffix(LOCK)
-    if not _acquire(path, timeout()):
+    try:
+        taken = _acquire(path, timeout())
+    except OSError as exc:  # a read-only cache, a file system without locks (NFS without lockd)
+        raise ConfigError(
+            f"cannot lock {what} ({path}): {exc.strerror or exc}",
+            hint="put the cache on a local, writable disk (PATCHKIT_CACHE=DIR)",
+        ) from None
+    if not taken:
         raise TreeBusy(
             f"{what} is being changed by {_describe(holder(directory))}; refusing to touch it "
             "at the same time",

@@ -66,3 +66,15 @@ def test_bad_upstream_tables_are_config_errors(tmp_path: Path, table: str, messa
     meta.write_text(f'id = "p"\ntarget = "vllm"\ntitle = "t"\nwhy = "w"\n[upstream]\n{table}\n')
     with pytest.raises(ConfigError, match=message):
         load_patch(meta, "demo", ("vllm",))
+
+
+def test_the_patchs_own_open_pr_is_updated_not_commented_on_as_a_duplicate(
+    tmp_path: Path,
+) -> None:
+    case = vllm_case(tmp_path)
+    case.set_meta("fix-f", f'prs = ["{PR}"]\n' + upstream("open"))
+    (export,) = case.export("fix-f").exports
+    assert export.comment_for is None and export.pr_url == PR
+    assert not (export.out_dir / "COMMENT.md").exists()
+    assert f"this updates {PR}, the change's own PR" in export.text.body
+    assert "proposes the same change" not in export.text.body
