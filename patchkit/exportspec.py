@@ -6,7 +6,7 @@ test its PR adds to upstream's own suite::
     date = "2026-11-23T00:00:00Z"  # author and committer date (ISO 8601)
 
     [export.test]
-    file = "upstream-tests/<id>.diff"  # a diff (or a .py rewrite) against upstream's tree,
+    file = "upstream-tests/<id>.diff"  # a unified diff against upstream's tree,
                                        # relative to the set directory
     run = ["tests/attention/test_x.py", "-k", "group_size_16"]  # pytest args at the tree root
     gpu = true  # export runs a CPU test on the exported branch; a GPU one is "not run" there
@@ -77,6 +77,12 @@ def _test(table: dict[str, Any], path: Path, set_root: Path) -> UpstreamTest | N
     where = (set_root / file).resolve()
     if not where.is_file():
         raise ConfigError(f"{path}: [export.test] file {shown(file)}: no such file {where}")
+    if where.suffix == ".py":
+        raise ConfigError(
+            f"{path}: [export.test] file {shown(file)} is a rewrite; the upstream test must be a "
+            "unified diff against upstream's tree",
+            hint="make the test change in a checkout and save `git diff` as upstream-tests/<id>.diff",
+        )
     if not (isinstance(run, list) and run and all(isinstance(a, str) and a for a in run)):
         raise ConfigError(
             f'{path}: [export.test] run must be pytest arguments, like ["tests/test_x.py"]'

@@ -159,7 +159,7 @@ class UpstreamPr:
 @dataclass(frozen=True)
 class UpstreamTest:
     """``[export.test]``: the test a PR adds to upstream's own suite (upstream never sees the
-    set's ``tests/``). ``file`` is a unified diff (``.diff``/``.patch``) or a rewrite (``.py``)
+    set's ``tests/``). ``file`` is a unified diff (``.diff``/``.patch``; a ``.py`` rewrite is refused)
     against the upstream tree, applied after the patch in the same exported commit."""
 
     file: Path  # absolute

@@ -64,3 +64,11 @@ def test_a_lock_the_file_system_cannot_take_is_a_clear_error(
     with pytest.raises(ConfigError, match="cannot lock the tree"):  # noqa: SIM117
         with exclusive(tmp_path / "t", "the tree", "patchkit apply"):
             pass
+
+
+def test_an_upstream_test_given_as_a_rewrite_is_refused_clearly(tmp_path: Path) -> None:
+    from patchkit.exportspec import _test
+
+    (tmp_path / "t.py").write_text("# a rewrite\n")
+    with pytest.raises(ConfigError, match="is a rewrite"):
+        _test({"test": {"file": "t.py", "run": ["tests/t.py"]}}, tmp_path / "p.toml", tmp_path)

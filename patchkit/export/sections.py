@@ -138,9 +138,10 @@ def _added(f: Facts) -> list[tuple[str, str]]:
     test = f.meta.export.test
     if test is None:
         return []
-    args = [*test.run, *(["--noconftest"] if test.noconftest else [])]
+    from patchkit.export.upstream_test import command  # the very command the run line shows
+
     spec = TestSpec("upstream", " ".join(test.run), test.gpu, test.min_capability)
-    return [(f"python -m pytest {' '.join(args)}", _needs(spec) if test.gpu else "")]
+    return [(command(test), _needs(spec) if test.gpu else "")]
 
 
 def plan(f: Facts) -> str:
