@@ -72,3 +72,12 @@ def test_an_upstream_test_given_as_a_rewrite_is_refused_clearly(tmp_path: Path) 
     (tmp_path / "t.py").write_text("# a rewrite\n")
     with pytest.raises(ConfigError, match="is a rewrite"):
         _test({"test": {"file": "t.py", "run": ["tests/t.py"]}}, tmp_path / "p.toml", tmp_path)
+
+
+def test_a_recorded_pr_the_search_cannot_look_up_is_kept() -> None:
+    from patchkit.model import PrState, UpstreamPr
+    from patchkit.upstream.duplicates import decide
+
+    other = UpstreamPr("https://github.com/other/fork/pull/7", PrState.OPEN, "2026-11-01")
+    assert decide([], "2026-11-23", other) == UpstreamPr(other.pr, PrState.OPEN, "2026-11-23")
+    assert decide([], "2026-11-23").state is PrState.NONE

@@ -91,7 +91,7 @@ def _selected(project: Project, target: str | None, patch_ids: Sequence[str]) ->
 def check_patch(project: Project, gh: Gh, meta: PatchMeta, day: str, write: bool) -> PatchCheck:
     repository = slug(project.entry(meta.target).repository)
     found = search(gh, repository, meta)
-    after = decide(found, day)
+    after = decide(found, day, meta.upstream)
     written = write and write_upstream(meta.meta_file, after)
     return PatchCheck(meta.id, repository, meta.upstream, after, tuple(found), written)
 

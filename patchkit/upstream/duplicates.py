@@ -152,9 +152,12 @@ def search(gh: Gh, slug: str, meta: PatchMeta) -> list[Found]:
     )
 
 
-def decide(found: list[Found], today: str) -> UpstreamPr:
-    """The ``[upstream]`` table the search gives: the strongest PR found, or none."""
+def decide(found: list[Found], today: str, recorded: UpstreamPr | None = None) -> UpstreamPr:
+    """The ``[upstream]`` table the search gives: the strongest PR found, or none. A recorded PR
+    the search could not look up (another repository's) is kept, never dropped."""
     if not found:
+        if recorded is not None and recorded.pr:
+            return UpstreamPr(recorded.pr, recorded.state, today)
         return UpstreamPr(None, PrState.NONE, today)
     best = found[0]
     return UpstreamPr(best.url, best.state, today)
