@@ -312,6 +312,10 @@ class PatchResult:
     conflicted: tuple[FileChange, ...] = ()  # files with labelled conflict markers, for a person
     placements: tuple[Placement, ...] = ()  # per hunk of a diff: where it went and by which rule
 
+    def reasons(self) -> str:
+        """Where and why each hunk stopped, on one line ("" when none is named)."""
+        return "; ".join(f"{d.path} {d.hunk}: {d.reason}" for d in self.details)
+
 
 @dataclass(frozen=True)
 class ConflictDetail:

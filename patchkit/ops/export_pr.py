@@ -315,7 +315,7 @@ def _run(ctx: _Ctx, meta: PatchMeta, earlier: Sequence[PatchMeta]) -> tuple[list
     if result.outcome is Outcome.UPSTREAMED or (result.outcome.ok and not deltas):
         return [], f"already in upstream at {ctx.base_label}: nothing to export"
     if not result.outcome.ok:
-        reasons = "; ".join(f"{d.path} {d.hunk}: {d.reason}" for d in result.details)
+        reasons = result.reasons()
         return [], f"{result.outcome.value}: {reasons or result.message}"
     return deltas, ""
 
@@ -370,7 +370,7 @@ def _test_deltas(ctx: _Ctx, meta: PatchMeta, earlier: Sequence[PatchMeta]) -> li
         return []
     result, deltas = patch_deltas(test, [*earlier, meta], Overlay(ctx.read_base), ctx.blobs)
     if not result.outcome.ok:
-        reasons = "; ".join(f"{d.path} {d.hunk}: {d.reason}" for d in result.details)
+        reasons = result.reasons()
         raise PatchFailed(
             f"the upstream test of {meta.id} ({test.file}) does not apply onto "
             f"{ctx.base_label}: {reasons or result.message}",

@@ -39,7 +39,7 @@ def _diffs(
     for meta in patches:
         result = run_patch(meta, lock.read, blobs)
         if not result.outcome.ok:
-            reasons = "; ".join(f"{d.path} {d.hunk}: {d.reason}" for d in result.details)
+            reasons = result.reasons()
             raise PatchFailed(
                 f"{meta.id} does not apply at the lock ({result.outcome.value}): "
                 f"{reasons or result.message}; no series written",

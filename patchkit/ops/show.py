@@ -19,7 +19,7 @@ from patchkit.ops.context import Project, blobs_for, open_checkout
 def show(meta: PatchMeta, earlier: Sequence[PatchMeta], overlay: Overlay, blobs: Blobs) -> bytes:
     result, deltas = patch_deltas(meta, earlier, overlay, blobs)
     if not result.outcome.ok:
-        reasons = "; ".join(f"{d.path} {d.hunk}: {d.reason}" for d in result.details)
+        reasons = result.reasons()
         raise PatchFailed(
             f"{meta.id} does not apply to this tree ({result.outcome.value}): "
             f"{reasons or result.message}"
