@@ -1,8 +1,9 @@
 """Unified diffs (git's extended format) parsed into plain values, in one linear pass.
 
-Lines are kept as bytes with their own line endings, so CRLF files round-trip. Paths are
-checked here: absolute paths, ``..`` components, NUL bytes and names longer than a file system
-allows are refused before anything reads them; so are modes git never writes. A parsed diff is
+Here: the values (:class:`FilePatch`, :class:`Hunk`) and the reading of each file's headers.
+Lines are kept as bytes with their own line endings, so CRLF files round-trip. Every path passes
+:func:`patchkit.engine.diffpaths.safe_relpath` before anything reads it, and modes git never
+writes are refused; a hunk's lines are read by :mod:`patchkit.engine.hunkbody`. A parsed diff is
 remembered by its content, so the several readers of one patch in a run parse it once.
 """
 
@@ -12,18 +13,15 @@ import hashlib
 import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from patchkit.engine.diffcheck import check_modes
-from patchkit.errors import MalformedPatch, UnsafePathError, UnsupportedChange, shown
+from patchkit.engine.diffpaths import ENCODING, safe_relpath, unquote
+from patchkit.engine.hunkbody import read_body, scan
+from patchkit.errors import MalformedPatch, UnsupportedChange, shown
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*?)\r?\n?$", re.DOTALL)
 _INDEX = re.compile(rb"^index ([0-9a-fA-F]+)\.\.([0-9a-fA-F]+)(?: +(\S+))?\s*$")
-_ENCODING = ("utf-8", "surrogateescape")
-NAME_MAX = 255  # bytes in one path component (ext4, xfs, btrfs, apfs)
-PATH_MAX = 4095
-_KINDS = {32: " ", 45: "-", 43: "+"}
-_Lines = tuple[bytes, ...]
 _CACHE: OrderedDict[tuple[str, str], tuple[FilePatch, ...]] = OrderedDict()
 _CACHE_SIZE = 2048  # a series parses each of its diffs once, however many it holds
 
@@ -69,41 +67,6 @@ class FilePatch:
         return tuple(dict.fromkeys(p for p in (self.old_path, self.new_path) if p))
 
 
-def safe_relpath(raw: str, source: Path) -> str:
-    """A repository-relative POSIX path, or UnsafePathError naming the patch file."""
-    path = PurePosixPath(raw)
-    if "\0" in raw:
-        raise UnsafePathError(f"{source}: refuses path {shown(raw)}: it holds a NUL byte")
-    if path.is_absolute() or raw.startswith("~") or "\\" in raw:
-        raise UnsafePathError(
-            f"{source}: refuses absolute path {shown(raw)}; patches use tree paths"
-        )
-    if any(part in ("..", "") for part in raw.split("/")) or raw in (".", ""):
-        raise UnsafePathError(f"{source}: refuses path {shown(raw)}: it leaves the tree")
-    if is_git_internal(raw):
-        raise UnsafePathError(
-            f"{source}: refuses path {shown(raw)}: patches never write inside .git"
-        )
-    encoded = raw.encode(*_ENCODING)
-    longest = max(len(part) for part in encoded.split(b"/"))
-    if longest > NAME_MAX:
-        raise UnsafePathError(
-            f"{source}: refuses path {shown(raw[:60])}...: one of its names is {longest} bytes, "
-            f"longer than file systems allow ({NAME_MAX})"
-        )
-    if len(encoded) > PATH_MAX:
-        raise UnsafePathError(
-            f"{source}: refuses path {shown(raw[:60])}...: it is {len(encoded)} bytes, longer than "
-            f"file systems allow ({PATH_MAX})"
-        )
-    return str(path)
-
-
-def is_git_internal(path: str) -> bool:
-    """Inside a ``.git`` directory (hooks, config): never a patch's business."""
-    return any(part.lower() == ".git" for part in path.split("/"))
-
-
 def split_lines(content: bytes) -> list[bytes]:
     """Lines with their endings (only ``\\n`` ends a line, so ``\\r\\n`` stays whole)."""
     lines = content.split(b"\n")
@@ -128,33 +91,7 @@ def parse_diff(data: bytes, source: Path) -> tuple[FilePatch, ...]:
 
 
 def _text(raw: bytes) -> str:
-    return raw.decode(*_ENCODING)
-
-
-def _unquote(raw: bytes) -> bytes:
-    """A path as git writes it: C-quoted ("a/x\\tb", octal escapes) when it has odd bytes."""
-    if not (raw.startswith(b'"') and raw.endswith(b'"') and len(raw) >= 2):
-        return raw
-    body, out, i = raw[1:-1], bytearray(), 0
-    simple = {b"n": 10, b"t": 9, b'"': 34, b"\\": 92, b"a": 7, b"b": 8, b"f": 12, b"r": 13}
-    simple[b"v"] = 11
-    while i < len(body):
-        ch = body[i : i + 1]
-        if ch != b"\\":
-            out += ch
-            i += 1
-            continue
-        nxt = body[i + 1 : i + 2]
-        if nxt in simple:
-            out.append(simple[nxt])
-            i += 2
-        elif re.fullmatch(rb"[0-7]{3}", body[i + 1 : i + 4]):
-            out.append(int(body[i + 1 : i + 4], 8) & 0xFF)
-            i += 4
-        else:
-            out += ch
-            i += 1
-    return bytes(out)
+    return raw.decode(*ENCODING)
 
 
 @dataclass
@@ -295,7 +232,7 @@ class _Parser:
         return None, None
 
     def _name(self, raw: bytes) -> str | None:
-        name = _unquote(raw.strip())
+        name = unquote(raw.strip())
         if name == b"/dev/null":
             return ""
         if name[:2] in (b"a/", b"b/"):
@@ -378,79 +315,16 @@ class _Parser:
             header += f" {_text(section)}"
         first = self.i + 1
         self.i += 1
-        end, old_n, new_n, marked = self._scan(old_count, new_count)
+        end, old_n, new_n, marked = scan(self.lines, self.i, old_count, new_count)
         if old_n != old_count or new_n != new_count:
             raise self.fail(
                 f"hunk {header} has {old_n} old and {new_n} new lines, but its header "
                 f"says {old_count} and {new_count}",
                 first,
             )
-        body = self.lines[self.i : end]
+        old, new, added, ops = read_body(self.lines[self.i : end], marked)
         self.i = end
-        if marked:
-            old, new, added, ops = self._slow_body(body)
-        else:  # the common case, in three comprehensions (an empty line is bare context)
-            old = tuple(x if x[0] in (10, 13) else x[1:] for x in body if x[0] != 43)
-            new = tuple(x if x[0] in (10, 13) else x[1:] for x in body if x[0] != 45)
-            added = tuple(x[1:] for x in body if x[0] == 43)
-            ops = tuple((" ", x) if x[0] in (10, 13) else (_KINDS[x[0]], x[1:]) for x in body)
         return Hunk(header, int(start), old, new, added, ops)
-
-    def _scan(self, old_count: int, new_count: int) -> tuple[int, int, int, bool]:
-        """Where the hunk's body ends, its old and new line counts, and whether it carries a
-        ``\\ No newline`` marker; lines are counted by their first byte alone."""
-        lines, i, end = self.lines, self.i, len(self.lines)
-        old = new = 0
-        marked = False
-        while (old < old_count or new < new_count) and i < end:
-            first = lines[i][0]
-            if first == 32 or first == 10 or (first == 13 and lines[i] == b"\r\n"):
-                old, new = old + 1, new + 1
-            elif first == 45:
-                old += 1
-            elif first == 43:
-                new += 1
-            elif first == 92:
-                marked = True
-            else:
-                break
-            i += 1
-        while i < end and lines[i][0] == 92:
-            marked, i = True, i + 1
-        return i, old, new, marked
-
-    def _slow_body(
-        self, body: list[bytes]
-    ) -> tuple[_Lines, _Lines, _Lines, tuple[tuple[str, bytes], ...]]:
-        old: list[bytes] = []
-        new: list[bytes] = []
-        added: list[bytes] = []
-        ops: list[tuple[str, bytes]] = []
-        last = b""
-        for line in body:
-            kind = line[:1]
-            if kind == b"\\":
-                self._no_newline(last, old, new, added)
-                if ops and last:
-                    ops[-1] = (ops[-1][0], ops[-1][1].rstrip(b"\n"))
-                continue
-            value = line if kind in (b"\n", b"\r") else line[1:]
-            ops.append((" " if kind in (b"\n", b"\r") else kind.decode(), value))
-            if kind != b"+":
-                old.append(value)
-            if kind != b"-":
-                new.append(value)
-            if kind == b"+":
-                added.append(value)
-            last = b" " if kind in (b"\n", b"\r") else kind
-        return tuple(old), tuple(new), tuple(added), tuple(ops)
-
-    @staticmethod
-    def _no_newline(last: bytes, old: list[bytes], new: list[bytes], added: list[bytes]) -> None:
-        """``\\ No newline at end of file``: the line before it has no line break."""
-        for seq in {b"-": (old,), b"+": (new, added), b" ": (old, new)}.get(last, ()):
-            if seq:
-                seq[-1] = seq[-1].rstrip(b"\n")
 
     def _refuse_empty(self, current: _File) -> None:
         """A part that changes nothing, or renames from its ``diff --git`` line alone, is a

@@ -37,7 +37,7 @@ from pathlib import Path, PurePosixPath
 import libcst as cst
 
 from patchkit.engine import rewrite_cache
-from patchkit.engine.diffparse import is_git_internal
+from patchkit.engine.diffpaths import is_git_internal
 from patchkit.engine.rewrite_base import Rewrite
 from patchkit.engine.rewrite_outcome import RewriteRun, conclude, judge, module_sha, patch_result
 from patchkit.engine.rewrite_report import (
