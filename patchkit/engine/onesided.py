@@ -21,7 +21,8 @@ from __future__ import annotations
 import dataclasses
 
 from patchkit.engine.diffparse import Hunk
-from patchkit.engine.placement import FileView, Placer, Plan, weight
+from patchkit.engine.fileview import FileView
+from patchkit.engine.placement import Placer, Plan, weight
 from patchkit.model import Rule
 
 

@@ -6,123 +6,21 @@ the order of the file's other hunks, the start/end-of-file anchors, the scope pa
 had at base (from :mod:`patchkit.engine.structure`), the lines around it at base, and the
 offset of its neighbours. When the evidence cannot decide, the hunk is ``ambiguous`` and the
 candidates are named; never the first match. Finding candidates is linear in the file (an
-index of lines), so big diffs stay fast.
+index of lines, in :mod:`patchkit.engine.fileview`), so big diffs stay fast.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from patchkit.engine.diffparse import Hunk
-from patchkit.engine.structure import Scope, ScopePath, ScopeTree, language_of, scopes_for
+from patchkit.engine.fileview import FileView as FileView  # diffapply imports it from here
+from patchkit.engine.fileview import squash
+from patchkit.engine.structure import Scope, ScopePath, language_of
 from patchkit.model import Candidate, Rule
 
-_SPACE = re.compile(rb"\s+")
 _AROUND = 50  # lines compared beyond a hunk's context when judging its surroundings
-
-
-def squash(line: bytes) -> bytes:
-    return _SPACE.sub(b"", line)
-
-
-def common_prefix(paths: Sequence[ScopePath]) -> ScopePath:
-    if not paths:
-        return ()
-    first = paths[0]
-    n = min(len(p) for p in paths)
-    i = 0
-    while i < n and all(p[i] == first[i] for p in paths):
-        i += 1
-    return first[:i]
-
-
-def _indexes(lines: list[bytes], line: bytes) -> list[int]:
-    """Every index of ``line`` in ``lines`` (``list.index`` runs in C: a file's first few
-    searches cost less than building an index of all its lines)."""
-    found, i = [], -1
-    try:
-        while True:
-            i = lines.index(line, i + 1)
-            found.append(i)
-    except ValueError:
-        return found
-
-
-class FileView:
-    """One side of a file (target or base): its lines, an index of them, its scope tree."""
-
-    def __init__(self, path: str, lines: Sequence[bytes]) -> None:
-        self.path, self.lines = path, list(lines)
-        self._finds = 0  # searches so far: past a few, an index of all lines pays for itself
-
-    @cached_property
-    def _exact(self) -> dict[bytes, list[int]]:
-        index: dict[bytes, list[int]] = {}
-        for i, line in enumerate(self.lines):
-            index.setdefault(line, []).append(i)
-        return index
-
-    @cached_property
-    def _squashed(self) -> list[bytes]:
-        return [squash(line) for line in self.lines]
-
-    @cached_property
-    def _loose(self) -> dict[bytes, list[int]]:
-        index: dict[bytes, list[int]] = {}
-        for i, line in enumerate(self._squashed):
-            index.setdefault(line, []).append(i)
-        return index
-
-    def find(self, block: Sequence[bytes]) -> list[int]:
-        """Every index where ``block`` starts, exactly."""
-        if not block:
-            return []
-        n, lines = len(block), self.lines
-        want = list(block)
-        self._finds += 1
-        starts = self._exact.get(want[0], ()) if self._finds > 8 else _indexes(lines, want[0])
-        return [i for i in starts if lines[i : i + n] == want]
-
-    def find_loose(self, block: Sequence[bytes]) -> list[int]:
-        """Every index where ``block`` starts when whitespace inside lines is ignored."""
-        if not block:
-            return []
-        want = [squash(line) for line in block]
-        n, lines = len(want), self._squashed
-        return [i for i in self._loose.get(want[0], ()) if lines[i : i + n] == want]
-
-    @cached_property
-    def tree(self) -> ScopeTree | None:
-        return scopes_for(self.path, b"".join(self.lines))
-
-    def hunk_scope(self, hunk: Hunk, at: int) -> ScopePath:
-        """The scope path of the lines a hunk changes when its old lines start at ``at``: the
-        common scope of its removed lines, or for a pure insertion of the lines either side."""
-        tree = self.tree
-        if tree is None:
-            return ()
-        first = at + hunk.lead
-        removed = len(hunk.old) - hunk.lead - hunk.trail
-        rows = [first, first + removed - 1] if removed > 0 else []
-        if not rows and hunk.lead:
-            rows.append(first - 1)
-        if not removed and hunk.trail:
-            rows.append(first)
-        return common_prefix([tree.scope_path(r) for r in rows]) if rows else ()
-
-    def touched_scopes(self, hunk: Hunk, at: int) -> set[ScopePath]:
-        """Every scope path a hunk changes lines in (its removed lines, and the scope of its
-        insertion point), when its old lines start at ``at``."""
-        tree = self.tree
-        if tree is None:
-            return set()
-        first = at + hunk.lead
-        removed = len(hunk.old) - hunk.lead - hunk.trail
-        found = {tree.scope_path(r) for r in range(first, first + removed)}
-        return found | {self.hunk_scope(hunk, at)}
 
 
 @dataclass

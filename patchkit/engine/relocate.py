@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from patchkit.engine.diffparse import FilePatch, split_lines
-from patchkit.engine.placement import FileView, Placer, Plan, base_at
+from patchkit.engine.fileview import FileView
+from patchkit.engine.placement import Placer, Plan, base_at
 from patchkit.engine.structure import same_language_patterns
 from patchkit.model import ConflictDetail, Outcome, Step
 

@@ -16,7 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from patchkit.engine.diffparse import Hunk, split_lines
-from patchkit.engine.placement import FileView, Placer, Plan, by_surroundings, common_prefix
+from patchkit.engine.fileview import FileView, common_prefix
+from patchkit.engine.placement import Placer, Plan, by_surroundings
 from patchkit.engine.structure import Scope, ScopePath
 from patchkit.gitrepo import MergeResult
 from patchkit.model import Candidate, Rule
