@@ -14,6 +14,7 @@ import hashlib
 import logging
 import os
 import re
+import stat
 import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -83,8 +84,14 @@ def blob_id(content: bytes) -> str:
 
 
 def locate_checkout(path: Path) -> tuple[Path, Path] | None:
-    """(top of the work tree, git directory) of the checkout holding ``path``, in one git
-    call; None when ``path`` is in no work tree (or git is missing)."""
+    """(top of the work tree, git directory) of the checkout holding ``path``; None when
+    ``path`` is in no work tree (or git is missing). An ordinary checkout or linked worktree is
+    found by reading ``.git`` as git does; anything unusual is left to git itself."""
+    found = _read_checkout(path)
+    return found if found is not None else _ask_git_for_checkout(path)
+
+
+def _ask_git_for_checkout(path: Path) -> tuple[Path, Path] | None:
     try:
         proc = run(
             ["rev-parse", "--show-toplevel", "--absolute-git-dir"], cwd=path, ok_codes=(0, 128)
@@ -95,6 +102,67 @@ def locate_checkout(path: Path) -> tuple[Path, Path] | None:
     if proc.returncode != 0 or len(lines) != 2:
         return None
     return Path(lines[0]), Path(lines[1]).resolve()
+
+
+def _read_checkout(path: Path) -> tuple[Path, Path] | None:
+    """Git's discovery without a git process, for the plain case: walking up from ``path`` to
+    the first ``.git`` (a directory, or a ``gitdir:`` file), on one file system, owned by us,
+    not configured with another work tree, not bare. None: not the plain case (ask git)."""
+    try:
+        here = path.resolve(strict=True)
+        device = os.stat(here).st_dev
+    except OSError:
+        return None
+    if ".git" in here.parts:
+        return None
+    for top in (here, *here.parents):
+        try:
+            top_stat = os.stat(top)
+        except OSError:
+            return None
+        try:
+            dot_git: os.stat_result | None = os.lstat(top / ".git")
+        except FileNotFoundError:
+            dot_git = None
+        except OSError:
+            return None
+        if top_stat.st_dev != device:
+            return None  # git stops at a file system boundary; let it say so
+        if dot_git is None:
+            continue
+        try:
+            git_dir = _git_dir_of(top, dot_git)
+        except OSError:
+            return None
+        if git_dir is None or top_stat.st_uid != os.geteuid():
+            return None
+        return top, git_dir
+    return None
+
+
+def _git_dir_of(top: Path, dot_git: os.stat_result) -> Path | None:
+    """The git directory ``top/.git`` names, when it is a plain one."""
+    if stat.S_ISDIR(dot_git.st_mode):
+        git_dir = top / ".git"
+    elif stat.S_ISREG(dot_git.st_mode):
+        text = (top / ".git").read_bytes().decode(errors="replace")
+        if not text.startswith("gitdir: "):
+            return None
+        git_dir = (top / text[len("gitdir: ") :].strip()).resolve()
+    else:
+        return None
+    configs = [git_dir / "config"]
+    with contextlib.suppress(OSError):
+        common = (git_dir / "commondir").read_text().strip()
+        configs.append((git_dir / common / "config").resolve())
+    if not (git_dir / "HEAD").is_file():
+        return None
+    for config in configs:
+        with contextlib.suppress(FileNotFoundError):  # a linked worktree may have none
+            text = config.read_bytes().lower().replace(b" ", b"").replace(b"\t", b"")
+            if b"worktree=" in text or b"bare=true" in text:
+                return None  # a work tree configured elsewhere, or a bare repository
+    return git_dir.resolve()
 
 
 def is_repo(path: Path) -> bool:
