@@ -159,8 +159,8 @@ def _git_dir_of(top: Path, dot_git: os.stat_result) -> Path | None:
         return None
     for config in configs:
         with contextlib.suppress(FileNotFoundError):  # a linked worktree may have none
-            text = config.read_bytes().lower().replace(b" ", b"").replace(b"\t", b"")
-            if b"worktree=" in text or b"bare=true" in text:
+            settings = config.read_bytes().lower().replace(b" ", b"").replace(b"\t", b"")
+            if b"worktree=" in settings or b"bare=true" in settings:
                 return None  # a work tree configured elsewhere, or a bare repository
     return git_dir.resolve()
 

@@ -12,7 +12,7 @@ from patchkit.errors import ConfigError
 from patchkit.model import LockEntry, PatchMeta
 from patchkit.patchset import patch_digest
 from patchkit.targets import commits_match
-from patchkit.verification.env import Environment
+from patchkit.verification.environment import Environment
 from patchkit.verification.records import Record, TestRecord, set_root_of, tracked_records
 
 log = logging.getLogger("patchkit.export.claims")

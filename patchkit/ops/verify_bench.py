@@ -17,7 +17,7 @@ from patchkit.errors import TreeError
 from patchkit.gitrepo import is_repo, open_repo
 from patchkit.model import PatchMeta
 from patchkit.verification.bench_run import bench_patch
-from patchkit.verification.env import Environment
+from patchkit.verification.environment import Environment
 from patchkit.verification.records import BenchRecord
 from patchkit.workspace.tree import Tree
 

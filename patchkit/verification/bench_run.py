@@ -25,7 +25,7 @@ from typing import IO, Any
 import patchkit
 from patchkit.model import BenchCase, BenchSpec, PatchMeta
 from patchkit.verification.bench import Comparison, Plan, SampleError, Setup, Side, compare
-from patchkit.verification.env import Environment, capability_text
+from patchkit.verification.environment import Environment, capability_text
 from patchkit.verification.records import BenchRecord, set_root_of
 
 SETUP_TIMEOUT_S = 900.0  # imports and JIT compilation of one case

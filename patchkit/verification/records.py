@@ -22,7 +22,7 @@ from patchkit.errors import ConfigError
 from patchkit.model import LockEntry, PatchMeta
 from patchkit.patchset import patch_digest
 from patchkit.targets import commits_match
-from patchkit.verification.env import Environment
+from patchkit.verification.environment import Environment
 
 RECORDS_NAME = "verification.json"
 KEEP = 5  # records kept per patch and environment kind
