@@ -34,6 +34,7 @@ FIXED_IDENTITY = {
 
 
 _MAX_PATHSPECS = 1000  # paths given on one git command line
+_FULL_ID = re.compile(r"[0-9a-f]{40}")
 
 
 def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -197,6 +198,11 @@ class _CatFile:
 
     def read(self, name: str) -> tuple[bytes, bytes] | None:
         """(type, content) of the object ``name`` names, or None when there is none."""
+        found = self.lookup(name)
+        return None if found is None else (found[1].encode(), found[2])
+
+    def lookup(self, name: str) -> tuple[str, str, bytes] | None:
+        """(object id, type, content) of the object ``name`` names, or None when there is none."""
         proc = self._proc
         if proc is None or "\n" in name or proc.stdin is None or proc.stdout is None:
             return None
@@ -211,7 +217,7 @@ class _CatFile:
                 self.close()
             return None
         data = proc.stdout.read(int(header[2]) + 1)
-        return header[1], data[:-1]
+        return header[0].decode(), header[1].decode(), data[:-1]
 
     def close(self) -> None:
         proc, self._proc = self._proc, None
@@ -267,6 +273,11 @@ class GitRepo:
         return proc.stdout.decode().strip() or None
 
     def resolve(self, rev: str) -> str | None:
+        """The commit ``rev`` names. A full commit id is looked up in the object session (no
+        process of its own); names that go through refs are asked of ``rev-parse``."""
+        if _FULL_ID.fullmatch(rev):
+            found = self._objects().lookup(f"{rev}^{{commit}}")
+            return found[0] if found is not None and found[1] == "commit" else None
         proc = run(
             ["rev-parse", "--verify", "-q", f"{rev}^{{commit}}"], cwd=self.path, ok_codes=(0, 1)
         )
@@ -302,10 +313,13 @@ class GitRepo:
         return self.text("log", "-1", "--format=%B", rev)
 
     # -- objects -----------------------------------------------------------------------------
-    def _object(self, name: str) -> tuple[bytes, bytes] | None:
+    def _objects(self) -> _CatFile:
         if self._batch is None:
             self._batch = _CatFile(self.path)
-        return self._batch.read(name)
+        return self._batch
+
+    def _object(self, name: str) -> tuple[bytes, bytes] | None:
+        return self._objects().read(name)
 
     def read_blob(self, sha: str) -> bytes | None:
         """The content of blob ``sha`` (full id), or None if this repository lacks it."""

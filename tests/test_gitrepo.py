@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from patchkit.gitrepo import GitRepo
-from testing.builders import Upstream
+from testing.builders import Upstream, run_git
 
 
 def test_read_files_keeps_the_files_asked_for_that_the_commit_holds(tmp_path: Path) -> None:
@@ -79,3 +79,23 @@ def test_a_checkout_configured_elsewhere_is_left_to_git(tmp_path: Path) -> None:
     )
     assert gitrepo._read_checkout(up.path) is None
     assert gitrepo.locate_checkout(up.path) == _git_says(up.path)
+
+
+def test_resolve_answers_as_rev_parse_does(tmp_path: Path) -> None:
+    """A full commit id is looked up in the object session; its answers are rev-parse's: the
+    commit for a commit (or a tag object naming one), None for a blob, a tree or a missing id."""
+    import patchkit.gitrepo as gitrepo
+
+    up = Upstream(tmp_path / "up")
+    first = up.commit({"a.py": "a\n"})
+    run_git(up.path, "tag", "-a", "-m", "t", "t1", first)
+    with GitRepo(up.path) as repo:
+        tag = repo.text("rev-parse", "t1")
+        tree = repo.text("rev-parse", f"{first}^{{tree}}")
+        blob = repo.text("rev-parse", f"{first}:a.py")
+        for rev in (first, tag, tree, blob, "0" * 40, "t1", "v9"):
+            asked = gitrepo.run(
+                ["rev-parse", "--verify", "-q", f"{rev}^{{commit}}"], cwd=up.path, ok_codes=(0, 1)
+            )
+            assert repo.resolve(rev) == (asked.stdout.decode().strip() or None), rev
+        assert repo.resolve(first) == first and repo.resolve(blob) is None
