@@ -50,7 +50,14 @@ NEVER = (
     "platformdirs",
     "filelock",
 )
-NOT_WARM = ("libcst", "patchkit_rewrites", "patchkit.engine.rewrite", "multiprocessing")
+NOT_WARM = (
+    "libcst",
+    "patchkit_rewrites",
+    "patchkit.engine.rewrite",
+    "patchkit.engine.rewrite_load",
+    "patchkit.engine.rewrite_file",
+    "multiprocessing",
+)
 
 
 def _scenario(tmp_path: Path) -> Scenario:
