@@ -21,6 +21,8 @@ _ENGINE_FILES = (
     "rewrite.py",
     "rewrite_base.py",
     "rewrite_cache.py",
+    "rewrite_file.py",
+    "rewrite_load.py",
     "rewrite_outcome.py",
     "rewrite_report.py",
     "rewrite_select.py",

@@ -458,3 +458,11 @@ def test_a_series_rewrites_independent_files_in_one_parallel_pass(
     assert calls[0] == ["a.py", "b.py"]  # one pass for the first two patches
     assert calls[1:] == [["a.py"]]  # the third waited for the first's output
     assert overlay.files == {"a.py": b"def f():\n    return 2\n", "b.py": b"LIMIT = 2\n"}
+
+
+def test_the_cache_key_covers_every_rewrite_engine_module() -> None:
+    """A rewrite engine module left out of the key would let a changed engine reuse old runs."""
+    from patchkit.engine import rewrite_cache
+
+    here = Path(rewrite_cache.__file__).parent
+    assert set(rewrite_cache._ENGINE_FILES) == {p.name for p in here.glob("rewrite*.py")}
