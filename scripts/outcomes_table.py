@@ -28,7 +28,7 @@ from patchkit.engine.series import Blobs, Overlay, run_patch, touched_paths
 from patchkit.errors import PatchkitError
 from patchkit.model import Outcome, PatchKind, PatchMeta, UpstreamStatus
 from patchkit.ops.context import load_project
-from patchkit.ops.rebase import HistoryFinder, carried
+from patchkit.ops.rebase_run import HistoryFinder, carried
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,222 @@
+"""A rebase's run on the new upstream: every patch through the engines' chain on blobs at the
+new commit (``evaluate``), then each judged (``judge_all``): applied, carried (refreshed),
+upstreamed, or stopped, with the releases bisection names. Nothing here writes the project.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from patchkit.engine.bisect import (
+    History,
+    Point,
+    Prober,
+    list_at,
+    read_at,
+    same_files,
+    trace_patch,
+)
+from patchkit.engine.deltas import change_deltas
+from patchkit.engine.difftext import FileDelta, unified_diff
+from patchkit.engine.relocate import Finder
+from patchkit.engine.series import Blobs, Overlay, run_patch, touched_paths
+from patchkit.errors import PatchkitError
+from patchkit.gitrepo import GitRepo
+from patchkit.model import LockEntry, Outcome, PatchKind, PatchMeta, PatchResult
+from patchkit.ops.context import Project
+from patchkit.ops.rebase_conflicts import (
+    Bisected,
+    PatchRebase,
+    manual_result,
+    worktree_fixes,
+    worktree_of,
+)
+from patchkit.workspace.tree import Tree
+
+MANUAL = "manual"  # the step of a patch a person fixed in the worktree
+
+
+@dataclass
+class Run:
+    """One rebase in progress: the real objects, built once."""
+
+    project: Project
+    entry: LockEntry
+    patches: list[PatchMeta]
+    history: History
+    blobs: Blobs
+    old: Point
+    new: Point
+    directory: Path
+    finder: Finder | None = None  # where moved code went between the old and new upstream
+    found: dict[str, Bisected] = field(default_factory=dict)
+    points: int = 0
+    explain: bool = False  # name each hunk's scope path (parses files placement did not need)
+
+    @property
+    def label(self) -> str:
+        return self.history.version(self.new)
+
+
+@dataclass(frozen=True)
+class Eval:
+    meta: PatchMeta
+    result: PatchResult
+    deltas: tuple[FileDelta, ...]  # its files before and after, on the new upstream
+    before: dict[str, bytes | None]  # its files as the earlier patches left them
+    manual: bool = False  # a person fixed it in the worktree (--continue)
+
+
+def carried(outcome: Outcome) -> bool:
+    """The patch's change is on the new upstream: applied, carried, upstreamed, or what
+    upstream had not taken carried over what it had (the refreshed patch holds the rest)."""
+    return outcome.ok or outcome is Outcome.PARTLY_UPSTREAMED
+
+
+@dataclass
+class HistoryFinder:
+    """Where moved code went between the pinned and the new upstream commit: git's renames,
+    files of the new commit holding a scope's first line. Asked only when a file or a scope
+    is gone."""
+
+    repo: GitRepo
+    old: str
+    new: str
+    _renames: dict[str, str] | None = None
+
+    def renamed(self, path: str) -> str | None:
+        if self._renames is None:
+            self._renames = self.repo.renames(self.old, self.new)
+        return self._renames.get(path)
+
+    def files_with(self, text: str, patterns: Sequence[str]) -> list[str]:
+        return self.repo.files_with(text, patterns, rev=self.new)
+
+
+# -- running the series on the new upstream ---------------------------------------------------
+def evaluate(run: Run, manual: dict[str, dict[str, bytes | None]]) -> list[Eval]:
+    commit = run.history.commit(run.new)
+    repo = run.history.repo
+    overlay = Overlay(read_at(repo, commit), _modes_at(repo, commit), listing=list_at(repo, commit))
+    finder = HistoryFinder(repo, run.history.commit(run.old), commit)
+    evals = []
+    for meta in run.patches:
+        before = {p: overlay.read(p) for p in patch_paths(meta)}
+        if meta.id in manual:
+            result = manual_result(meta.id, before, manual[meta.id])
+        else:
+            result = run_patch(
+                meta, overlay.read, run.blobs, overlay.lister, explain=run.explain, finder=finder
+            )
+        for change in result.changes:  # a rewrite may find its code moved to other files
+            before.setdefault(change.path, overlay.read(change.path))
+        deltas = tuple(change_deltas(result.changes, overlay))
+        evals.append(Eval(meta, result, deltas, before, meta.id in manual))
+        if carried(result.outcome):
+            for change in result.changes:
+                overlay.put(change)
+    return evals
+
+
+def _modes_at(repo: GitRepo, commit: str) -> Callable[[str], int | None]:
+    """File modes of ``commit`` (regular files; None for others and for missing paths)."""
+
+    @functools.cache
+    def mode(path: str) -> int | None:
+        found = repo.ls_tree(commit, [path]).get(path)
+        return int(found[0], 8) if found and found[0] in ("100644", "100755") else None
+
+    return mode
+
+
+def patch_paths(meta: PatchMeta) -> list[str]:
+    try:
+        return touched_paths(meta)
+    except PatchkitError:
+        return []  # run_patch reports the broken patch as FAILED
+
+
+def fixes_from_worktree(run: Run, stopped: Sequence[str]) -> dict[str, dict[str, bytes | None]]:
+    tree = Tree(worktree_of(run.directory), run.directory / "state", run.entry.name)
+    diffs = [m for m in run.patches if m.id in stopped and m.kind is PatchKind.DIFF]
+    return worktree_fixes(tree, {m.id: patch_paths(m) for m in diffs})
+
+
+# -- judging ----------------------------------------------------------------------------------
+def _unchanged(run: Run, paths: Sequence[str]) -> bool:
+    """The files are the same blobs in the old and the new upstream."""
+    history = run.history
+    return same_files(history.repo, history.commit(run.old), history.commit(run.new), paths)
+
+
+def _judge(run: Run, ev: Eval, prober: Callable[[], Prober]) -> PatchRebase:
+    result = ev.result
+    outcome = result.outcome
+    if outcome is Outcome.APPLIED and not _unchanged(run, list(ev.before)):
+        outcome = Outcome.CARRIED
+    step = MANUAL if ev.manual else result.step.value
+    found = _bisected(run, ev.meta.id, outcome, prober)
+    details, message = result.details, result.message
+    if found.outcome == Outcome.UPSTREAMED.value and not carried(outcome):
+        # Never retired from history alone: upstream may have dropped the fix again.
+        message = (
+            f"upstream absorbed the change in {found.absorbed_by}, then changed that code "
+            f"again in {found.broken_by}, where the patch no longer recognises it: if the fix "
+            'is still there, retire the patch (status = "merged"); if not, fix the patch'
+        )
+    moved = outcome in (Outcome.CARRIED, Outcome.PARTLY_UPSTREAMED)
+    refreshed = moved and new_diff(ev) is not None
+    return PatchRebase(
+        ev.meta.id,
+        outcome,
+        step,
+        found.absorbed_by,
+        found.broken_by,
+        found.probes,
+        refreshed,
+        details,
+        message,
+        result.placements,
+    )
+
+
+def _bisected(run: Run, patch_id: str, outcome: Outcome, prober: Callable[[], Prober]) -> Bisected:
+    if outcome in (Outcome.APPLIED, Outcome.CARRIED):
+        return run.found.get(patch_id, Bisected())
+    if patch_id in run.found:
+        return run.found[patch_id]
+    points = run.history.between(run.old, run.new) or [run.new]
+    verdict = trace_patch(prober(), points, patch_id, outcome)
+    at = run.history.version
+    found = Bisected(
+        absorbed_by=at(verdict.absorbed_at) if verdict.absorbed_at else None,
+        broken_by=at(verdict.broken_at) if verdict.broken_at else None,
+        probes=verdict.probes,
+        outcome=verdict.outcome.value,
+    )
+    run.found[patch_id] = found
+    return found
+
+
+def new_diff(ev: Eval) -> bytes | None:
+    """The refreshed diff of a carried diff patch; None when it would not change."""
+    if ev.meta.kind is not PatchKind.DIFF:
+        return None  # rewrites re-run; they are never rewritten
+    diff = unified_diff(ev.deltas)
+    return diff if diff != ev.meta.file.read_bytes() else None
+
+
+def judge_all(run: Run, evals: Sequence[Eval]) -> list[PatchRebase]:
+    cache: list[Prober] = []
+
+    def prober() -> Prober:
+        if not cache:
+            cache.append(Prober(run.history, run.patches, run.blobs))
+        return cache[0]
+
+    judged = [_judge(run, ev, prober) for ev in evals]
+    run.points += len(cache[0].runs) if cache else 0
+    return judged
