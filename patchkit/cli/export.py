@@ -15,6 +15,13 @@ from patchkit.ops.export_pr import export_pr
 
 
 def add_export_args(parser: argparse.ArgumentParser) -> None:
+    _add_what(parser)
+    _add_how(parser)
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _add_what(parser: argparse.ArgumentParser) -> None:
+    """Which patches, from which project, onto which checkout and base."""
     add = parser.add_argument
     add("patches", nargs="*", metavar="PATCH", help="patch ids (default: all of --target)")
     add(
@@ -30,6 +37,11 @@ def add_export_args(parser: argparse.ArgumentParser) -> None:
     add("--project", type=Path, default=Path("."), help="holds upstream.lock (default: .)")
     add("--checkout", type=Path, help="the checkout to make branches in (default: the cache's)")
     add("--onto", metavar="REF", help="base the branches on REF instead of the lock")
+
+
+def _add_how(parser: argparse.ArgumentParser) -> None:
+    """How each branch is made, checked, pushed and proposed."""
+    add = parser.add_argument
     add(
         "--identity",
         metavar="'NAME <EMAIL>'",
@@ -62,7 +74,6 @@ def add_export_args(parser: argparse.ArgumentParser) -> None:
         help="leave out what upstream already has at RELEASE (default: latest, its newest release;"
         " HEAD for a git source); none: do not look",
     )
-    add("--json", action="store_true", help="machine-readable output")
 
 
 def report_lines(report: ExportReport) -> list[str]:
