@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import sys
 from pathlib import Path, PurePosixPath
@@ -29,11 +30,33 @@ ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 KIND_BY_SUFFIX = {".patch": PatchKind.DIFF, ".diff": PatchKind.DIFF, ".py": PatchKind.REWRITE}
 
 
+def read_file(path: Path) -> bytes:
+    """A file's bytes, as ``Path.read_bytes`` but in four system calls instead of nine (an apply
+    of a thousand patches reads each patch file several times)."""
+    return read_fd(os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)))
+
+
+def read_fd(fd: int) -> bytes:
+    """Everything in the open file ``fd``, which is closed after (also when reading fails)."""
+    try:
+        size = os.fstat(fd).st_size
+        data = os.read(fd, size + 1)  # a short read is the end of the file
+        if len(data) <= size:
+            return data
+        chunks = [data]  # it grew, or it is not a regular file: read to the end
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def read_toml(path: Path) -> dict[str, Any]:
     """A TOML file as plain data (the standard library's reader: files patchkit only reads
-    never cost tomlkit's import; it is for files written back with their comments kept)."""
+    never cost tomlkit's import; it is for files written back with their comments kept).
+    Decoded as UTF-8, as TOML is and as ``tomllib.load`` does."""
     try:
-        text = path.read_text()
+        text = read_file(path).decode()
     except FileNotFoundError:
         raise ConfigError(f"{path} does not exist") from None
     if sys.version_info >= (3, 11):
@@ -103,7 +126,9 @@ def _tests(raw: dict[str, Any], path: Path) -> tuple[TestSpec, ...]:
     return tuple(tests)
 
 
-def _patch_file(raw: dict[str, Any], meta_path: Path, patch_id: str) -> tuple[Path, PatchKind]:
+def _patch_file(
+    raw: dict[str, Any], meta_path: Path, patch_id: str, real_dir: Path | None
+) -> tuple[Path, PatchKind]:
     if "file" in raw:
         candidates = [meta_path.parent / _str(raw, "file", meta_path)]
     else:
@@ -118,7 +143,16 @@ def _patch_file(raw: dict[str, Any], meta_path: Path, patch_id: str) -> tuple[Pa
     kind = KIND_BY_SUFFIX.get(found[0].suffix)
     if kind is None:
         raise ConfigError(f"{meta_path}: file {found[0].name} must end in .patch, .diff or .py")
-    return found[0].resolve(), kind
+    beside = found[0].parent == meta_path.parent and found[0].name not in (".", "..")
+    return _real(found[0], real_dir if beside else None), kind
+
+
+def _real(path: Path, real_dir: Path | None) -> Path:
+    """``path.resolve()``; when the real path of its directory is known and it is no link,
+    without resolve's system call per part of the path (a set of a thousand patches)."""
+    if real_dir is not None and not path.is_symlink():
+        return real_dir / path.name
+    return path.resolve()
 
 
 def _files(raw: dict[str, Any], path: Path, kind: PatchKind) -> tuple[str, ...]:
@@ -180,10 +214,13 @@ def _hardware(pr: dict[str, Any], path: Path) -> tuple[tuple[int, int], ...]:
     return tuple((int(m.group(1)), int(m.group(2))) for m in caps if m)
 
 
-def load_patch(meta_path: Path, set_name: str, targets: tuple[str, ...]) -> PatchMeta:
+def load_patch(
+    meta_path: Path, set_name: str, targets: tuple[str, ...], real_dir: Path | None = None
+) -> PatchMeta:
+    """One patch's metadata; ``real_dir``: the resolved directory of ``meta_path``, if known."""
     raw = read_toml(meta_path)
     patch_id, target, status = _identity(raw, meta_path, targets)
-    file, kind = _patch_file(raw, meta_path, patch_id)
+    file, kind = _patch_file(raw, meta_path, patch_id, real_dir)
     pr = raw.get("pr", {})
     return PatchMeta(
         id=patch_id,
@@ -192,7 +229,7 @@ def load_patch(meta_path: Path, set_name: str, targets: tuple[str, ...]) -> Patc
         target=target,
         kind=kind,
         file=file,
-        meta_file=meta_path.resolve(),
+        meta_file=_real(meta_path, real_dir),
         set_name=set_name,
         author=_str(raw, "author", meta_path, default=""),
         issues=_strs(raw, "issues", meta_path),
@@ -257,7 +294,9 @@ def load_patchset(root: Path) -> PatchSet:
             raise ConfigError(f"{manifest}: series entry {shown(patch_id)} is not a valid patch id")
     if len(set(series)) != len(series):
         raise ConfigError(f"{manifest}: series lists a patch twice")
-    patches = tuple(load_patch(root / "patches" / f"{pid}.toml", name, targets) for pid in series)
+    where = root / "patches"
+    real_dir = where.resolve()
+    patches = tuple(load_patch(where / f"{pid}.toml", name, targets, real_dir) for pid in series)
     _check_requires(patches, manifest)
     return PatchSet(
         name=name,
@@ -317,4 +356,4 @@ def select_patches(
 
 def patch_digest(meta: PatchMeta) -> str:
     """The sha256 of a patch's file: what verification records and state are keyed by."""
-    return hashlib.sha256(meta.file.read_bytes()).hexdigest()
+    return hashlib.sha256(read_file(meta.file)).hexdigest()

@@ -4,6 +4,7 @@ files as the patches before it left them. Nothing here writes to disk; ``apply``
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from patchkit.model import (
     PatchResult,
     Step,
 )
+from patchkit.patchset import read_file
 
 if TYPE_CHECKING:  # the diff engine is imported when a diff runs
     from patchkit.engine.diffparse import FilePatch
@@ -89,13 +91,24 @@ class Blobs:
             repo.close()
 
 
+def file_patches(meta: PatchMeta) -> tuple[FilePatch, ...]:
+    """A diff patch's file parts, parsed once per content: an apply asks for them three times
+    (the files it touches, the clean check, the run)."""
+    return _parsed(meta.file, read_file(meta.file))
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(path: Path, data: bytes) -> tuple[FilePatch, ...]:
+    from patchkit.engine.diffparse import parse_diff  # a diff parser only for diffs
+
+    return tuple(parse_diff(data, path))  # FilePatch and Hunk are frozen: safe to share
+
+
 def touched_paths(meta: PatchMeta) -> list[str]:
     """The repository paths a patch may change (read from the patch, nothing applied). A
     rewrite's are its declared ``files``; it is imported only when it declares none."""
     if meta.kind is PatchKind.DIFF:
-        from patchkit.engine.diffparse import parse_diff  # a diff parser only for diffs
-
-        return [p for fp in parse_diff(meta.file.read_bytes(), meta.file) for p in fp.paths]
+        return [p for fp in file_patches(meta) for p in fp.paths]
     if meta.files:
         return list(meta.files)
     from patchkit.engine.rewrite import rewrite_paths
@@ -114,14 +127,13 @@ def run_diff(
     finder: Finder | None = None,
 ) -> PatchResult:
     from patchkit.engine.diffapply import FileResult, apply_file, combine  # for diffs only
-    from patchkit.engine.diffparse import parse_diff
 
-    file_patches = parse_diff(meta.file.read_bytes(), meta.file)
-    _refuse_files_under_files(meta, file_patches, read)
+    parsed = file_patches(meta)
+    _refuse_files_under_files(meta, parsed, read)
     label = f"patch {meta.id}"
     results: list[FileResult] = [
         apply_file(fp, read, blobs.read, blobs.merge, label, explain=explain, finder=finder)
-        for fp in file_patches
+        for fp in parsed
     ]
     return combine(meta.id, results)
 

@@ -4,7 +4,9 @@ content-addressed store of the original files."""
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -44,7 +46,12 @@ class State:
     files: dict[str, FileRecord] = field(default_factory=dict)
 
     def patch(self, patch_id: str) -> AppliedPatch | None:
-        return next((p for p in self.patches if p.id == patch_id), None)
+        return self._by_id.get(patch_id)
+
+    @functools.cached_property
+    def _by_id(self) -> dict[str, AppliedPatch]:
+        """The first applied patch of each id (status asks for every patch of a series)."""
+        return {p.id: p for p in reversed(self.patches)}
 
 
 class StateStore:
@@ -52,6 +59,7 @@ class StateStore:
         self.dir = directory
         self.file = directory / "state.json"
         self.objects = directory / "objects"
+        self._saved: set[str] = set()  # objects this store saw saved (they are never removed)
 
     def load(self) -> State | None:
         try:
@@ -90,12 +98,18 @@ class StateStore:
 
     def put(self, content: bytes) -> str:
         digest = sha256(content)
-        path = self.objects / digest
-        if not path.exists():
-            self.objects.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_bytes(content)
-            tmp.replace(path)
+        if digest in self._saved:  # an apply saves each original once, then names it again
+            return digest
+        path = os.path.join(self.objects, digest)
+        if not os.path.exists(path):
+            tmp = path + ".tmp"
+            try:
+                _write(tmp, content)
+            except FileNotFoundError:  # the first object: make the directory
+                self.objects.mkdir(parents=True, exist_ok=True)
+                _write(tmp, content)
+            os.replace(tmp, path)  # an object is whole or absent
+        self._saved.add(digest)
         return digest
 
     def get(self, digest: str) -> bytes:
@@ -106,6 +120,11 @@ class StateStore:
                 f"{self.objects / digest}: the saved original is missing",
                 hint="the state directory was damaged; restore the file from upstream by hand",
             ) from None
+
+
+def _write(path: str, content: bytes) -> None:
+    with open(path, "wb") as handle:
+        handle.write(content)
 
 
 def _fields(record: object) -> dict[str, Any]:

@@ -4,6 +4,7 @@ any path that would leave it (``..``, absolute paths, symlinks pointing outside)
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
@@ -13,6 +14,10 @@ from pathlib import Path
 
 from patchkit.errors import TreeError, UnsafePathError, shown
 from patchkit.gitrepo import locate_checkout
+from patchkit.patchset import read_fd
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # an open that refuses a symlink as its last part
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 def sha256(data: bytes) -> str:
@@ -32,6 +37,8 @@ class Tree:
     # directory -> its real path: resolved once per tree, not once per file (a series of a
     # thousand diffs asks thousands of times; each resolve is a system call per path part)
     _real: dict[Path, Path] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # repository path -> its place on disk, checked (``place``): once per tree, not per read
+    _places: dict[str, Path] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def real(self, directory: Path) -> Path:
         found = self._real.get(directory)
@@ -40,16 +47,42 @@ class Tree:
         return found
 
     def disk_path(self, repo_path: str) -> Path:
-        if "\0" in repo_path:
-            raise UnsafePathError(f"{shown(repo_path)}: holds a NUL byte, which no file name can")
+        """The file on disk for ``repo_path``, refused if it is not this tree's to write or is a
+        symlink (looked at now, on every call: a link can be swapped in at any time)."""
+        candidate = self.place(repo_path)
         try:
-            return self._disk_path(repo_path)
-        except OSError as exc:  # a name too long, a loop of links: no file there can be used
+            is_link = candidate.is_symlink()
+        except OSError as exc:  # a name too long: no file there can be used
+            raise self._unusable(repo_path, exc) from None
+        if is_link:
             raise UnsafePathError(
-                f"{repo_path[:80]}: cannot be a file in {self.root}: {exc.strerror or exc}"
-            ) from None
+                f"{repo_path}: is a symlink; patchkit does not write through links"
+            )
+        return candidate
 
-    def _disk_path(self, repo_path: str) -> Path:
+    def place(self, repo_path: str) -> Path:
+        """Where ``repo_path`` lives, checked once per tree (mapped, not in ``.git`` or the state,
+        not outside the tree through a linked directory; directories resolve once, see ``real``).
+        Not whether the file itself is a symlink: callers look at that as they read or write."""
+        found = self._places.get(repo_path)
+        if found is None:
+            if "\0" in repo_path:
+                raise UnsafePathError(
+                    f"{shown(repo_path)}: holds a NUL byte, which no file name can"
+                )
+            try:
+                found = self._checked(repo_path)
+            except OSError as exc:  # a name too long, a loop of links: no file there can be used
+                raise self._unusable(repo_path, exc) from None
+            self._places[repo_path] = found
+        return found
+
+    def _unusable(self, repo_path: str, exc: OSError) -> UnsafePathError:
+        return UnsafePathError(
+            f"{repo_path[:80]}: cannot be a file in {self.root}: {exc.strerror or exc}"
+        )
+
+    def _checked(self, repo_path: str) -> Path:
         mapped = self.mapper(repo_path)
         if mapped is None:
             raise UnsafePathError(f"{repo_path} is not part of the {self.kind} tree at {self.root}")
@@ -65,25 +98,27 @@ class Tree:
         state = self.real(self.state_dir)
         if resolved == state or _inside(resolved, state):
             raise UnsafePathError(f"{repo_path}: is patchkit's own state ({state})")
-        if candidate.is_symlink():
-            raise UnsafePathError(
-                f"{repo_path}: is a symlink; patchkit does not write through links"
-            )
         return candidate
 
     def holds(self, repo_path: str) -> bool:
         return self.mapper(repo_path) is not None
 
     def read(self, repo_path: str) -> bytes | None:
-        path = self.disk_path(repo_path)
+        """The file's bytes (None: no file there); a symlink is refused, by the open itself."""
+        if not _NOFOLLOW:  # pragma: no cover (no O_NOFOLLOW: look first)
+            self.disk_path(repo_path)
+        path = self.place(repo_path)
         try:
-            return path.read_bytes()
-        except FileNotFoundError:
-            return None
+            fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+        except (FileNotFoundError, NotADirectoryError):
+            return None  # (a parent that is a file: nothing lives here; writing it is refused)
+        except OSError as exc:
+            self.disk_path(repo_path)  # a link (ELOOP) or a name too long: refused as unsafe
+            raise TreeError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+        try:
+            return read_fd(fd)
         except IsADirectoryError:
             raise TreeError(f"{path} is a directory; a patch expects a file there") from None
-        except NotADirectoryError:
-            return None  # a parent is a file: nothing lives here (writing it is refused)
         except OSError as exc:
             raise TreeError(f"{path}: cannot be read: {exc.strerror or exc}") from None
 
@@ -108,10 +143,15 @@ class Tree:
         return [p for p in found if self.holds(p)]
 
     def mode(self, repo_path: str) -> int | None:
+        path = self.place(repo_path)
         try:
-            st = self.disk_path(repo_path).stat()
+            st = os.lstat(path)
         except (FileNotFoundError, NotADirectoryError):
             return None
+        except OSError:
+            st = self.disk_path(repo_path).stat()  # refuses what cannot be a file, or says why
+        if stat.S_ISLNK(st.st_mode):
+            self.disk_path(repo_path)  # refused: a symlink
         return 0o100755 if st.st_mode & stat.S_IXUSR else 0o100644
 
 
@@ -139,15 +179,40 @@ def checkout_tree(path: Path, target: str) -> Tree:
 
 
 def write_file(path: Path, content: bytes, mode: int | None) -> None:
-    """Write atomically: a sibling temporary file, then rename over the target."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.patchkit-tmp")
-    tmp.write_bytes(content)
-    if mode is not None:
-        os.chmod(tmp, 0o755 if mode & 0o111 else 0o644)
-    elif path.exists():
-        os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
-    os.replace(tmp, path)
+    """Write atomically: a sibling temporary file, then rename over the target. ``mode`` None
+    keeps the mode of the file replaced (a new file gets the default the umask leaves)."""
+    tmp = os.path.join(os.path.dirname(path), f".{path.name}.patchkit-tmp")
+    fd = _create(tmp, path)
+    try:
+        with open(fd, "wb") as handle:
+            if mode is not None:
+                os.fchmod(fd, 0o755 if mode & 0o111 else 0o644)
+            else:
+                _keep_mode(fd, path)
+            handle.write(content)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _create(tmp: str, path: Path) -> int:
+    """A new, empty temporary file, never one a link points at (a stale one is replaced); its
+    directory is made when missing."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
+    try:
+        return os.open(tmp, flags, 0o666)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # left by an interrupted write (or put there): never written through
+        os.unlink(tmp)
+    return os.open(tmp, flags, 0o666)
+
+
+def _keep_mode(fd: int, path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):  # a new file: the default mode
+        os.fchmod(fd, stat.S_IMODE(os.stat(path).st_mode))
 
 
 def remove_file(path: Path, root: Path) -> None:

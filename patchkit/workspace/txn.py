@@ -13,8 +13,10 @@ since by someone else (content or mode) is kept as they left it and reported, ne
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,28 +122,38 @@ def _put_back(tree: Tree, path: str, content: bytes | None, mode: int | None) ->
 
 def _check_places(tree: Tree, writes: list[Write]) -> None:
     """Refuse, before anything is written, a file whose directory would have to be a file."""
-    targets = {w.path: tree.disk_path(w.path) for w in writes if w.content is not None}
+    targets = {w.path: str(tree.place(w.path)) for w in writes if w.content is not None}
     created = set(targets.values())
-    root = tree.root.resolve()
-    checked: set[Path] = set()  # directories looked at, and so every one above them
+    root = str(tree.real(tree.root))
+    checked: set[str] = set()  # directories looked at, and so every one above them
     for path, target in targets.items():
-        for parent in target.parents:
-            if parent in checked or parent == root or root not in parent.parents:
-                break
+        parent = os.path.dirname(target)
+        while parent not in checked and parent.startswith(root + os.sep):
             checked.add(parent)
-            if parent in created or (parent.exists() and not parent.is_dir()):
+            if parent in created or _not_a_directory(parent):
                 raise TreeError(
                     f"{path}: cannot be written in {tree.root}, because "
-                    f"{parent.relative_to(root)} is a file",
+                    f"{os.path.relpath(parent, root)} is a file",
                     hint="the patch adds a file under the path of an existing file; fix the patch",
                 )
+            parent = os.path.dirname(parent)
+
+
+def _not_a_directory(path: str) -> bool:
+    """Something that is not a directory is there (a missing one is made when written)."""
+    try:
+        return not stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+            return False
+        raise
 
 
 def _write_journal(store: StateStore, journal: dict[str, Any]) -> None:
     store.dir.mkdir(parents=True, exist_ok=True)
     tmp = journal_path(store).with_suffix(".tmp")
     with open(tmp, "w") as handle:
-        handle.write(json.dumps(journal, indent=1, sort_keys=True))
+        handle.write(json.dumps(journal, sort_keys=True))  # compact: the C encoder writes it
         handle.flush()
         os.fsync(handle.fileno())
     tmp.replace(journal_path(store))  # a journal is whole or absent
