@@ -1,229 +1,22 @@
-"""The one place that talks to git.
-
-Commands run through :func:`run` in a clean environment (inherited ``GIT_*`` variables removed,
-C locale) and raise :class:`GitError` with the command, exit code and stderr. Object reads
-(blobs by id, ``rev:path``) go through one long-lived ``git cat-file --batch`` per
-:class:`GitRepo`, started on the first read and closed with it: reading many objects costs one
-process, not one each.
+"""A repository (bare or with a work tree) and the git commands run in it: its facts, its
+objects (read through one ``cat-file --batch``), history built off to the side (temporary
+indexes, ``commit-tree``, ``update-ref``), worktrees, and the remotes an export pushes to.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import logging
 import os
 import re
-import stat
-import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from patchkit.errors import GitError
-
-log = logging.getLogger("patchkit.git")
-
-FIXED_IDENTITY = {
-    "GIT_AUTHOR_NAME": "patchkit",
-    "GIT_AUTHOR_EMAIL": "patchkit@localhost",
-    "GIT_COMMITTER_NAME": "patchkit",
-    "GIT_COMMITTER_EMAIL": "patchkit@localhost",
-}
-
+from patchkit.gitrepo.catfile import CatFile
+from patchkit.gitrepo.command import FIXED_IDENTITY, run
 
 _MAX_PATHSPECS = 1000  # paths given on one git command line
 _FULL_ID = re.compile(r"[0-9a-f]{40}")
-
-
-def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    # GIT_OPTIONAL_LOCKS=0: a read (``git status``) never takes the index lock, so a reader
-    # running beside a writer (fetch, checkout) neither fails on nor blocks ``index.lock``.
-    env.update(
-        {"LC_ALL": "C", "LANGUAGE": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
-    )
-    if extra:
-        env.update(extra)
-    return env
-
-
-def run(
-    args: Sequence[str | os.PathLike[str]],
-    *,
-    cwd: Path | None = None,
-    input: bytes | None = None,
-    env: dict[str, str] | None = None,
-    ok_codes: tuple[int, ...] = (0,),
-) -> subprocess.CompletedProcess[bytes]:
-    """Run ``git <args>``; raise GitError unless the exit code is in ``ok_codes``."""
-    cmd = ["git", *map(str, args)]
-    log.debug("$ %s", " ".join(cmd))
-    try:
-        proc = subprocess.run(
-            cmd, cwd=cwd, input=input, env=clean_env(env), capture_output=True, check=False
-        )
-    except FileNotFoundError:
-        raise GitError(
-            f"`{cmd[0]}` is not installed, and `{' '.join(cmd)}` needs it",
-            hint="install git, or use --installed trees, which do not need it",
-        ) from None
-    if proc.returncode not in ok_codes:
-        stderr = proc.stderr.decode(errors="replace").strip()
-        raise GitError(
-            f"`{' '.join(cmd)}` failed with exit code {proc.returncode} in {cwd}: {stderr}"
-        )
-    return proc
-
-
-def blob_id(content: bytes) -> str:
-    """The git blob id (SHA-1) of ``content``, computed without git."""
-    h = hashlib.sha1(b"blob %d\0" % len(content))
-    h.update(content)
-    return h.hexdigest()
-
-
-def locate_checkout(path: Path) -> tuple[Path, Path] | None:
-    """(top of the work tree, git directory) of the checkout holding ``path``; None when
-    ``path`` is in no work tree (or git is missing). An ordinary checkout or linked worktree is
-    found by reading ``.git`` as git does; anything unusual is left to git itself."""
-    found = _read_checkout(path)
-    return found if found is not None else _ask_git_for_checkout(path)
-
-
-def _ask_git_for_checkout(path: Path) -> tuple[Path, Path] | None:
-    try:
-        proc = run(
-            ["rev-parse", "--show-toplevel", "--absolute-git-dir"], cwd=path, ok_codes=(0, 128)
-        )
-    except GitError:
-        return None
-    lines = proc.stdout.decode(errors="surrogateescape").splitlines()
-    if proc.returncode != 0 or len(lines) != 2:
-        return None
-    return Path(lines[0]), Path(lines[1]).resolve()
-
-
-def _read_checkout(path: Path) -> tuple[Path, Path] | None:
-    """Git's discovery without a git process, for the plain case: walking up from ``path`` to
-    the first ``.git`` (a directory, or a ``gitdir:`` file), on one file system, owned by us,
-    not configured with another work tree, not bare. None: not the plain case (ask git)."""
-    try:
-        here = path.resolve(strict=True)
-        device = os.stat(here).st_dev
-    except OSError:
-        return None
-    if ".git" in here.parts:
-        return None
-    for top in (here, *here.parents):
-        try:
-            top_stat = os.stat(top)
-        except OSError:
-            return None
-        try:
-            dot_git: os.stat_result | None = os.lstat(top / ".git")
-        except FileNotFoundError:
-            dot_git = None
-        except OSError:
-            return None
-        if top_stat.st_dev != device:
-            return None  # git stops at a file system boundary; let it say so
-        if dot_git is None:
-            continue
-        try:
-            git_dir = _git_dir_of(top, dot_git)
-        except OSError:
-            return None
-        if git_dir is None or top_stat.st_uid != os.geteuid():
-            return None
-        return top, git_dir
-    return None
-
-
-def _git_dir_of(top: Path, dot_git: os.stat_result) -> Path | None:
-    """The git directory ``top/.git`` names, when it is a plain one."""
-    if stat.S_ISDIR(dot_git.st_mode):
-        git_dir = top / ".git"
-    elif stat.S_ISREG(dot_git.st_mode):
-        text = (top / ".git").read_bytes().decode(errors="replace")
-        if not text.startswith("gitdir: "):
-            return None
-        git_dir = (top / text[len("gitdir: ") :].strip()).resolve()
-    else:
-        return None
-    configs = [git_dir / "config"]
-    with contextlib.suppress(OSError):
-        common = (git_dir / "commondir").read_text().strip()
-        configs.append((git_dir / common / "config").resolve())
-    if not (git_dir / "HEAD").is_file():
-        return None
-    for config in configs:
-        with contextlib.suppress(FileNotFoundError):  # a linked worktree may have none
-            settings = config.read_bytes().lower().replace(b" ", b"").replace(b"\t", b"")
-            if b"worktree=" in settings or b"bare=true" in settings:
-                return None  # a work tree configured elsewhere, or a bare repository
-    return git_dir.resolve()
-
-
-def is_repo(path: Path) -> bool:
-    proc = subprocess.run(
-        ["git", "rev-parse", "--git-dir"], cwd=path, env=clean_env(), capture_output=True
-    )
-    return proc.returncode == 0
-
-
-@dataclass(frozen=True)
-class MergeResult:
-    content: bytes
-    conflicts: int  # number of conflict blocks; 0 means a clean merge
-
-
-class _CatFile:
-    """One ``git cat-file --batch`` process: objects by name, read one after another."""
-
-    def __init__(self, path: Path) -> None:
-        log.debug("$ git cat-file --batch (in %s)", path)
-        try:
-            self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
-                ["git", "cat-file", "--batch"],
-                cwd=path,
-                env=clean_env(),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-            )
-        except (FileNotFoundError, NotADirectoryError):
-            self._proc = None  # no git, or no such repository: every object is missing
-
-    def read(self, name: str) -> tuple[bytes, bytes] | None:
-        """(type, content) of the object ``name`` names, or None when there is none."""
-        found = self.lookup(name)
-        return None if found is None else (found[1].encode(), found[2])
-
-    def lookup(self, name: str) -> tuple[str, str, bytes] | None:
-        """(object id, type, content) of the object ``name`` names, or None when there is none."""
-        proc = self._proc
-        if proc is None or "\n" in name or proc.stdin is None or proc.stdout is None:
-            return None
-        try:
-            proc.stdin.write(name.encode("utf-8", "surrogateescape") + b"\n")
-            proc.stdin.flush()
-            header = proc.stdout.readline().split()
-        except (BrokenPipeError, OSError):
-            header = []
-        if len(header) != 3:  # "<name> missing", "<name> ambiguous", or git is gone
-            if not header:
-                self.close()
-            return None
-        data = proc.stdout.read(int(header[2]) + 1)
-        return header[0].decode(), header[1].decode(), data[:-1]
-
-    def close(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            with contextlib.suppress(OSError):
-                proc.communicate(timeout=10)
 
 
 class GitRepo:
@@ -231,7 +24,7 @@ class GitRepo:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self._batch: _CatFile | None = None
+        self._batch: CatFile | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
     @classmethod
@@ -313,9 +106,9 @@ class GitRepo:
         return self.text("log", "-1", "--format=%B", rev)
 
     # -- objects -----------------------------------------------------------------------------
-    def _objects(self) -> _CatFile:
+    def _objects(self) -> CatFile:
         if self._batch is None:
-            self._batch = _CatFile(self.path)
+            self._batch = CatFile(self.path)
         return self._batch
 
     def _object(self, name: str) -> tuple[bytes, bytes] | None:
@@ -506,44 +299,6 @@ class GitRepo:
             "--no-signature",
             commit,
         )
-
-
-def merge_file(
-    ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str]
-) -> MergeResult:
-    """``git merge-file`` in memory: three-way merge with labelled conflict markers."""
-    with tempfile.TemporaryDirectory(prefix="patchkit-merge-") as tmp:
-        names = []
-        for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
-            p = Path(tmp) / name
-            p.write_bytes(data)
-            names.append(str(p))
-        args = ["merge-file", "-p", "--diff3"]
-        for label in labels:
-            args += ["-L", label]
-        proc = run([*args, *names], cwd=Path(tmp), ok_codes=tuple(range(0, 128)))
-    return MergeResult(proc.stdout, proc.returncode)
-
-
-def diff_dirs(workdir: Path, old: str = "a", new: str = "b") -> bytes:
-    """``git diff --no-index --full-index`` of two directories under ``workdir``; the paths in
-    the diff are relative to them, with git's usual a/ and b/ prefixes."""
-    proc = run(
-        [
-            "diff",
-            "--no-index",
-            "--full-index",
-            "--no-prefix",
-            "--no-renames",
-            "--no-color",
-            "--no-ext-diff",
-            old,
-            new,
-        ],
-        cwd=workdir,
-        ok_codes=(0, 1),
-    )
-    return proc.stdout
 
 
 @contextlib.contextmanager
