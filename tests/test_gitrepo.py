@@ -23,9 +23,9 @@ def test_read_files_keeps_the_files_asked_for_that_the_commit_holds(tmp_path: Pa
 
 
 def _git_says(path: Path) -> tuple[Path, Path] | None:
-    import patchkit.gitrepo as gitrepo
+    from patchkit.gitrepo import checkout
 
-    return gitrepo._ask_git_for_checkout(path)
+    return checkout._ask_git_for_checkout(path)
 
 
 def test_checkout_found_without_git_as_git_finds_it(tmp_path: Path) -> None:
@@ -34,7 +34,7 @@ def test_checkout_found_without_git_as_git_finds_it(tmp_path: Path) -> None:
     gets git's answer too (None)."""
     import subprocess
 
-    import patchkit.gitrepo as gitrepo
+    from patchkit.gitrepo import checkout
 
     up = Upstream(tmp_path / "up")
     up.commit({"pkg/a.py": "a\n"})
@@ -51,34 +51,34 @@ def test_checkout_found_without_git_as_git_finds_it(tmp_path: Path) -> None:
     alone.mkdir()
     cases = [up.path, up.path / "pkg", tmp_path / "linked", tmp_path / "linked" / "pkg", moved]
     for path in cases:
-        read = gitrepo._read_checkout(path)
+        read = checkout._read_checkout(path)
         assert read is not None, path  # the plain case: no git process
         assert read == _git_says(path), path
-        assert gitrepo.locate_checkout(path) == read
+        assert checkout.locate_checkout(path) == read
     for path in (up.path / ".git", up.path / ".git" / "refs"):
-        assert gitrepo._read_checkout(path) is None  # left to git, which says no work tree
-        assert gitrepo.locate_checkout(path) == _git_says(path) is None
+        assert checkout._read_checkout(path) is None  # left to git, which says no work tree
+        assert checkout.locate_checkout(path) == _git_says(path) is None
     if _git_says(alone) is None:  # (tmp_path itself may sit in some checkout)
-        assert gitrepo.locate_checkout(alone) is None
+        assert checkout.locate_checkout(alone) is None
 
 
 def test_a_checkout_configured_elsewhere_is_left_to_git(tmp_path: Path) -> None:
     """``core.worktree`` or a bare repository: git's rules, so git answers."""
     import subprocess
 
-    import patchkit.gitrepo as gitrepo
+    from patchkit.gitrepo import checkout
 
     up = Upstream(tmp_path / "up")
     up.commit({"a.py": "a\n"})
     subprocess.run(["git", "-C", str(up.path), "config", "core.bare", "true"], check=True)
-    assert gitrepo._read_checkout(up.path) is None
-    assert gitrepo.locate_checkout(up.path) == _git_says(up.path)
+    assert checkout._read_checkout(up.path) is None
+    assert checkout.locate_checkout(up.path) == _git_says(up.path)
     subprocess.run(["git", "-C", str(up.path), "config", "core.bare", "false"], check=True)
     subprocess.run(
         ["git", "-C", str(up.path), "config", "core.worktree", str(tmp_path)], check=True
     )
-    assert gitrepo._read_checkout(up.path) is None
-    assert gitrepo.locate_checkout(up.path) == _git_says(up.path)
+    assert checkout._read_checkout(up.path) is None
+    assert checkout.locate_checkout(up.path) == _git_says(up.path)
 
 
 def test_resolve_answers_as_rev_parse_does(tmp_path: Path) -> None:
