@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import sys
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -24,6 +23,7 @@ from patchkit.model import (
     UpstreamPr,
     UpstreamStatus,
 )
+from patchkit.tomlread import read_toml
 
 MANIFEST = "patchset.toml"
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -49,30 +49,6 @@ def read_fd(fd: int) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
-
-
-def read_toml(path: Path) -> dict[str, Any]:
-    """A TOML file as plain data (the standard library's reader: files patchkit only reads
-    never cost tomlkit's import; it is for files written back with their comments kept).
-    Decoded as UTF-8, as TOML is and as ``tomllib.load`` does."""
-    try:
-        text = read_file(path).decode()
-    except FileNotFoundError:
-        raise ConfigError(f"{path} does not exist") from None
-    if sys.version_info >= (3, 11):
-        import tomllib
-
-        try:
-            return tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    import tomlkit  # pragma: no cover (Python 3.10)
-    import tomlkit.exceptions
-
-    try:
-        return tomlkit.parse(text).unwrap()
-    except tomlkit.exceptions.ParseError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
 
 
 def _str(raw: dict[str, Any], key: str, path: Path, *, default: str | None = None) -> str:

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patchkit.errors import ConfigError, shown
-from patchkit.patchset import MANIFEST, read_toml
+from patchkit.patchset import MANIFEST
+from patchkit.tomlread import read_toml
 
 _TRAILER = re.compile(r"^[A-Za-z][A-Za-z-]*: \S.*$")
 KEYS = ("ai_assistance", "trailers")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from patchkit.model import PatchMeta, UpstreamStatus
-from patchkit.patchset import read_toml
+from patchkit.tomlread import read_toml
 
 EPOCH = "Thu, 1 Jan 1970 00:00:00 +0000"
 ZERO = "0" * 40

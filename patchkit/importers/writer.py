@@ -19,7 +19,8 @@ import tomlkit
 from patchkit.cache import cache_dir
 from patchkit.errors import ConfigError, shown
 from patchkit.importers.model import Meta, Origin
-from patchkit.patchset import ID_PATTERN, MANIFEST, read_toml
+from patchkit.patchset import ID_PATTERN, MANIFEST
+from patchkit.tomlread import read_toml
 
 
 @dataclass(frozen=True)

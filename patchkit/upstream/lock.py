@@ -19,7 +19,7 @@ from typing import Any
 
 from patchkit.errors import ConfigError, shown
 from patchkit.model import Lock, LockEntry, SourceKind, SourceSpec
-from patchkit.patchset import read_toml
+from patchkit.tomlread import read_toml
 
 log = logging.getLogger("patchkit.upstream.lock")
 
