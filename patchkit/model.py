@@ -20,6 +20,8 @@ class SourceKind(str, enum.Enum):
 
 @dataclass(frozen=True)
 class SourceSpec:
+    """Where a target's upstream releases come from: the package index, a git URL or a path."""
+
     kind: SourceKind
     package: str | None = None  # INDEX: the distribution name ("vllm", "flashinfer-python")
     url: str | None = None  # GIT: clone URL
@@ -40,6 +42,8 @@ class LockEntry:
 
 @dataclass(frozen=True)
 class Lock:
+    """``upstream.lock``: the pinned upstream of each target."""
+
     path: Path
     targets: dict[str, LockEntry]
 
@@ -128,6 +132,8 @@ class BenchSpec:
 
 @dataclass(frozen=True)
 class PatchHistory:
+    """What upstream did to a patch: absorbed it, broke it, or left it pending a fix."""
+
     absorbed_by: str | None = None  # upstream release/commit that made the change itself
     broken_by: str | None = None  # upstream release/commit where the patch stopped applying
     pending: str | None = None  # "conflict on 0.33.0": left behind by `rebase --allow-pending`
@@ -181,6 +187,8 @@ class ExportSpec:
 
 @dataclass(frozen=True)
 class PatchMeta:
+    """One patch of a set: its file (a diff or a rewrite) and what its metadata says."""
+
     id: str
     title: str
     why: str
@@ -214,6 +222,8 @@ class PatchMeta:
 
 @dataclass(frozen=True)
 class PatchSet:
+    """A patch set (``patchsets/<name>/``): its manifest and its patches in series order."""
+
     name: str
     version: str
     description: str
@@ -281,6 +291,8 @@ class Rule(str, enum.Enum):
 
 @dataclass(frozen=True)
 class Candidate:
+    """A place in a file where a hunk's context occurs."""
+
     line: int  # 1-based line of the place in the file
     scope: tuple[str, ...] = ()  # its scope path, when the file's language has a grammar
 

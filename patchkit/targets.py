@@ -20,6 +20,8 @@ _FI_COMMIT = re.compile(r"""__git_(?:version|commit)__\s*=\s*['"]([0-9a-f]{7,40}
 
 @dataclass(frozen=True)
 class TargetProfile:
+    """What patchkit knows of an upstream project (vLLM, FlashInfer): names, layout, style."""
+
     name: str
     distribution: str  # name on the package index
     repository: str

@@ -23,6 +23,8 @@ Handler = Callable[[argparse.Namespace], int]
 
 @dataclass(frozen=True)
 class Command:
+    """A CLI verb: where its arguments are declared and which handler runs it."""
+
     name: str
     help: str
     arguments: str  # "module:function" adding the command's arguments to its parser

@@ -25,6 +25,8 @@ log = logging.getLogger("patchkit.ops.context")
 
 @dataclass(frozen=True)
 class Project:
+    """A patch repository: its lock and its patch sets."""
+
     root: Path
     lock: Lock
     sets: tuple[PatchSet, ...]

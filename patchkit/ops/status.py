@@ -30,6 +30,8 @@ class PatchState(str, enum.Enum):
 
 @dataclass(frozen=True)
 class PatchStatus:
+    """One patch as ``status`` sees it on a tree."""
+
     id: str
     set_name: str
     kind: str
@@ -43,6 +45,8 @@ class PatchStatus:
 
 @dataclass(frozen=True)
 class StatusReport:
+    """``status`` of one target's tree: each patch, and a pending journal if any."""
+
     target: str
     commit: str | None
     root: str

@@ -30,6 +30,8 @@ KEEP = 5  # records kept per patch and environment kind
 
 @dataclass(frozen=True)
 class TestRecord:
+    """One test of a verification run and its result."""
+
     node: str  # the pytest node id as the patch metadata names it
     where: str  # "set" or "upstream"
     result: str  # "passed", "failed", "not run"
@@ -68,6 +70,8 @@ class BenchRecord:
 
 @dataclass(frozen=True)
 class Record:
+    """One verification of one patch: what ran, where, on which tree, and how it ended."""
+
     patch: str
     digest: str  # sha256 of the patch file that was tested (patch_digest)
     target: str
