@@ -99,3 +99,12 @@ def test_resolve_answers_as_rev_parse_does(tmp_path: Path) -> None:
             )
             assert repo.resolve(rev) == (asked.stdout.decode().strip() or None), rev
         assert repo.resolve(first) == first and repo.resolve(blob) is None
+
+
+def test_is_repo_of_a_missing_directory_or_a_file_is_false(tmp_path: Path) -> None:
+    from patchkit.gitrepo import is_repo
+
+    up = Upstream(tmp_path / "up")
+    up.commit({"a.py": "a\n"})
+    assert is_repo(up.path) and not is_repo(tmp_path / "gone")
+    assert not is_repo(up.path / "a.py")

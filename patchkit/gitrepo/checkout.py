@@ -99,7 +99,11 @@ def _git_dir_of(top: Path, dot_git: os.stat_result) -> Path | None:
 
 
 def is_repo(path: Path) -> bool:
-    proc = subprocess.run(
-        ["git", "rev-parse", "--git-dir"], cwd=path, env=clean_env(), capture_output=True
-    )
+    """``path`` is in a git repository (a missing directory, or no git, is in none)."""
+    try:
+        proc = subprocess.run(
+            ["git", "rev-parse", "--git-dir"], cwd=path, env=clean_env(), capture_output=True
+        )
+    except OSError:
+        return False
     return proc.returncode == 0
