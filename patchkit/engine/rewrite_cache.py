@@ -70,6 +70,36 @@ def store_selectors(module_sha: str, selectors: list[Selector]) -> None:
         _write_atomic(_selectors_file(module_sha), content)
 
 
+# -- which files a rewrite module's selectors take, per file ------------------------------------
+Fingerprint = tuple[int, ...]  # what changes whenever a file does (see Tree.fingerprint); ()
+
+
+def _verdicts_file(module_sha: str) -> Path:
+    return cache_dir("rewrites") / f"{module_sha}-{engine_sha()[:16]}.taken.json"
+
+
+def load_verdicts(module_sha: str) -> dict[str, tuple[Fingerprint, tuple[str, ...]]]:
+    """Per file: its fingerprint when last looked at, and the rewrites whose prefilter took it."""
+    try:
+        raw = json.loads(_verdicts_file(module_sha).read_text())
+        return {
+            str(path): (tuple(int(n) for n in printed), tuple(str(r) for r in names))
+            for path, (printed, names) in raw.items()
+        }
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def store_verdicts(
+    module_sha: str, verdicts: dict[str, tuple[Fingerprint, tuple[str, ...]]]
+) -> None:
+    if not _WRITES[-1]:
+        return
+    content = json.dumps({p: [list(f), list(n)] for p, (f, n) in sorted(verdicts.items())})
+    with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
+        _write_atomic(_verdicts_file(module_sha), content.encode())
+
+
 def _selector(raw: dict[str, Any]) -> Selector:
     anchors = tuple(AnchorSpec(str(p), int(lo), int(hi)) for p, (lo, hi) in raw["anchors"].items())
     return Selector(

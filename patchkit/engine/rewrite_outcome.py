@@ -11,12 +11,13 @@ module's hash the first time it is imported; the candidate files then follow fro
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from patchkit.engine import rewrite_cache
 from patchkit.engine.rewrite_report import AnchorReport, FileRun, combine_outcomes, judge_anchor
-from patchkit.engine.rewrite_select import Lister, Selector, candidates, searched
+from patchkit.engine.rewrite_select import Lister, Selector, admitting, searched, wanted
 from patchkit.model import (
     ConflictDetail,
     FileChange,
@@ -28,6 +29,8 @@ from patchkit.model import (
 )
 
 Reader = Callable[[str], bytes | None]
+# path -> what changes whenever the file does; () absent; None: read it (see Tree.fingerprint)
+Fingerprinter = Callable[[str], tuple[int, ...] | None]
 
 
 @dataclass(frozen=True)
@@ -144,15 +147,21 @@ def cached_run(
 
 
 def warm_run(
-    source: bytes, files: Sequence[str], read: Reader, listing: Lister | None
+    source: bytes,
+    files: Sequence[str],
+    read: Reader,
+    listing: Lister | None,
+    fingerprint: Fingerprinter | None = None,
 ) -> tuple[RewriteRun, Callable[[str], bool]] | None:
     """:func:`cached_run`, and whether a change to a path could change that run (the path is a
-    rewrite's home or under a directory it searches): a series reuses the run until one does."""
+    rewrite's home or under a directory it searches): a series reuses the run until one does.
+    With ``fingerprint``, a file unchanged since it was last looked at is not read again to
+    learn whether a rewrite takes it."""
     key = module_sha(source, files)
     selectors = rewrite_cache.load_selectors(key)
     if selectors is None:
         return None
-    run = _from_cache(key, selectors, read, listing)
+    run = _from_cache(key, selectors, read, listing, fingerprint)
     if run is None:
         return None
     homes = {s.home for s in selectors}
@@ -165,9 +174,13 @@ def warm_run(
 
 
 def _from_cache(
-    key: str, selectors: Sequence[Selector], read: Reader, listing: Lister | None
+    key: str,
+    selectors: Sequence[Selector],
+    read: Reader,
+    listing: Lister | None,
+    fingerprint: Fingerprinter | None,
 ) -> RewriteRun | None:
-    taken = candidates(selectors, read, listing)
+    taken = _taken(key, selectors, read, listing, fingerprint)
     runs = []
     for path, chosen in taken.items():
         data = read(path) or b""
@@ -177,3 +190,39 @@ def _from_cache(
         runs.append(run)
     seen = {s.rewrite for chosen in taken.values() for s in chosen}
     return conclude(selectors, tuple(runs), seen, read)
+
+
+_SETTLED_NS = 2_000_000_000  # a file changed this recently may change again unseen
+
+
+def _taken(
+    key: str,
+    selectors: Sequence[Selector],
+    read: Reader,
+    listing: Lister | None,
+    fingerprint: Fingerprinter | None,
+) -> dict[str, list[Selector]]:
+    """The candidate files and the selectors that take each. A file whose fingerprint is as
+    when it was last looked at keeps that verdict; any other is read. A new verdict is kept
+    only for a file unchanged for two seconds: one changed within the same clock tick after it
+    was looked at would otherwise keep its old fingerprint (git's "racily clean" rule)."""
+    known = rewrite_cache.load_verdicts(key) if fingerprint is not None else {}
+    by_name = {s.rewrite: s for s in selectors}
+    settled = time.time_ns() - _SETTLED_NS
+    verdicts, found = {}, {}
+    for path, wanting in wanted(selectors, listing).items():
+        printed = fingerprint(path) if fingerprint is not None else None
+        before = known.get(path)
+        if printed is not None and before is not None and before[0] == printed:
+            taking = [by_name[n] for n in before[1] if n in by_name]
+        else:
+            taking = admitting(wanting, read(path))
+        if printed is not None and (not printed or max(printed[-2:]) < settled):
+            verdicts[path] = (printed, tuple(s.rewrite for s in taking))
+        elif before is not None:
+            verdicts[path] = before  # stale, so never matched; kept to save a write
+        if taking:
+            found[path] = taking
+    if fingerprint is not None and verdicts != known:
+        rewrite_cache.store_verdicts(key, verdicts)
+    return found

@@ -108,15 +108,10 @@ class Selector:
         }
 
 
-def candidates(
-    selectors: Sequence[Selector],
-    read: Callable[[str], bytes | None],
-    listing: Lister | None,
-) -> dict[str, list[Selector]]:
-    """Candidate path -> the selectors that take it; home paths first, then sorted.
-
-    Without a ``listing`` (a reader that cannot list), only home paths are looked at.
-    """
+def wanted(selectors: Sequence[Selector], listing: Lister | None) -> dict[str, list[Selector]]:
+    """Path -> the selectors whose home or globs take it, before its text is looked at; home
+    paths first, then sorted. Without a ``listing`` (a reader that cannot list), only home
+    paths are looked at."""
     paths = list(dict.fromkeys(s.home for s in selectors))
     if listing is not None:
         roots = {root for s in selectors for root in s.roots()}
@@ -125,13 +120,28 @@ def candidates(
     found: dict[str, list[Selector]] = {}
     for path in paths:
         wanting = [s for s in selectors if s.wants(path)]
-        if not wanting:
-            continue
-        data = read(path)
-        taking = [s for s in wanting if data is not None and s.admits(data)]
+        if wanting:
+            found[path] = wanting
+    return found
+
+
+def candidates(
+    selectors: Sequence[Selector],
+    read: Callable[[str], bytes | None],
+    listing: Lister | None,
+) -> dict[str, list[Selector]]:
+    """Candidate path -> the selectors that take it (their text prefilter passes)."""
+    found: dict[str, list[Selector]] = {}
+    for path, wanting in wanted(selectors, listing).items():
+        taking = admitting(wanting, read(path))
         if taking:
             found[path] = taking
     return found
+
+
+def admitting(wanting: Sequence[Selector], data: bytes | None) -> list[Selector]:
+    """Of the selectors that want a file, those whose prefilter its text passes."""
+    return [s for s in wanting if data is not None and s.admits(data)]
 
 
 def searched(selectors: Sequence[Selector]) -> str:

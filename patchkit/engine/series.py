@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # the diff engine is imported when a diff runs
 
 Reader = Callable[[str], bytes | None]
 Lister = Callable[[str], list[str]]  # directory ("" for the root) -> file paths under it
+Fingerprinter = Callable[[str], tuple[int, ...] | None]  # see Tree.fingerprint
 
 
 @dataclass
@@ -40,6 +41,8 @@ class Overlay:
     files: dict[str, bytes | None] = field(default_factory=dict)
     modes: dict[str, int] = field(default_factory=dict)
     listing: Lister | None = None  # lists the base's files; None: a base that cannot list
+    # a base file's fingerprint (see Tree.fingerprint); None: a base that has none
+    base_fingerprint: Fingerprinter | None = None
 
     def list(self, directory: str) -> list[str]:
         """Files under ``directory`` as the series leaves them (the base must list)."""
@@ -50,6 +53,16 @@ class Overlay:
     @property
     def lister(self) -> Lister | None:
         return self.list if self.listing is not None else None
+
+    @property
+    def fingerprinter(self) -> Fingerprinter | None:
+        return self.fingerprint if self.base_fingerprint is not None else None
+
+    def fingerprint(self, path: str) -> tuple[int, ...] | None:
+        """The base file's fingerprint; None for a file the series changed (read it)."""
+        if path in self.files or self.base_fingerprint is None:
+            return None
+        return self.base_fingerprint(path)
 
     def read(self, path: str) -> bytes | None:
         return self.files[path] if path in self.files else self.base(path)
@@ -207,7 +220,7 @@ def run_series(
     explain: bool = False,
 ) -> list[PatchResult]:
     """Run patches in order on ``overlay`` (updated in place with each patch's changes)."""
-    warm = _prewarm(patches, overlay.read, overlay.lister)
+    warm = _prewarm(patches, overlay.read, overlay.lister, overlay.fingerprinter)
     changed: set[str] = set()  # paths the patches run so far changed
     results = []
     for index, meta in enumerate(patches):
@@ -236,20 +249,27 @@ def _cached_rewrite(meta: PatchMeta, read: Reader, listing: Lister | None) -> Pa
     return found[0] if found is not None else None
 
 
-def _warm_rewrite(meta: PatchMeta, read: Reader, listing: Lister | None) -> Warm | None:
+def _warm_rewrite(
+    meta: PatchMeta, read: Reader, listing: Lister | None, fingerprint: Fingerprinter | None = None
+) -> Warm | None:
     try:
         source = meta.file.read_bytes()
     except OSError:
         return None  # the rewrite run reports it
     from patchkit.engine import rewrite_outcome  # the warm path of rewrites: not for diffs
 
-    found = rewrite_outcome.warm_run(source, meta.files, read, listing)
+    found = rewrite_outcome.warm_run(source, meta.files, read, listing, fingerprint)
     if found is None:
         return None
     return rewrite_outcome.patch_result(meta.id, found[0]), found[1]
 
 
-def _prewarm(patches: Sequence[PatchMeta], read: Reader, listing: Lister | None) -> dict[int, Warm]:
+def _prewarm(
+    patches: Sequence[PatchMeta],
+    read: Reader,
+    listing: Lister | None,
+    fingerprint: Fingerprinter | None = None,
+) -> dict[int, Warm]:
     """The rewrite patches whose results are in the cache (by their index in the series). When
     several miss it, rewrite their files at once, on every core (those no earlier patch
     changes); the series then reads their runs from the cache."""
@@ -259,7 +279,7 @@ def _prewarm(patches: Sequence[PatchMeta], read: Reader, listing: Lister | None)
     for index, meta in enumerate(patches):
         if meta.kind is PatchKind.REWRITE:
             items.append((meta.file, meta.files))
-            found = _warm_rewrite(meta, read, listing)
+            found = _warm_rewrite(meta, read, listing, fingerprint)
             if found is None:
                 missing += 1
             else:

@@ -76,7 +76,12 @@ def upstream_view(tree: Tree, *, committed: bool = False) -> Overlay:
 def _originals(
     tree: Tree, store: StateStore, state: State | None, base: Reader | None = None
 ) -> Overlay:
-    overlay = Overlay(base or tree.read, tree.mode, listing=tree.files_under)
+    overlay = Overlay(
+        base or tree.read,
+        tree.mode,
+        listing=tree.files_under,
+        base_fingerprint=None if base else tree.fingerprint,
+    )
     for path, rec in (state.files if state else {}).items():
         overlay.files[path] = store.get(rec.original) if rec.original else None
         if rec.original_mode is not None:

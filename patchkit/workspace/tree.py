@@ -100,6 +100,24 @@ class Tree:
             raise UnsafePathError(f"{repo_path}: is patchkit's own state ({state})")
         return candidate
 
+    def fingerprint(self, repo_path: str) -> tuple[int, ...] | None:
+        """What changes whenever the file changes, from one ``lstat``: type and mode, device,
+        inode, size, modification and change times (the last two, in ns, last). ``()`` when no
+        file is there; None when the path is not a plain file of this tree (a read says why).
+        Writers replace files (a new inode) and set the change time; nobody can set it back."""
+        mapped = self.mapper(repo_path)
+        if mapped is None or "\0" in repo_path:
+            return None
+        try:
+            st = os.lstat(os.path.join(self.root, mapped))
+        except (FileNotFoundError, NotADirectoryError):
+            return ()
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        return (st.st_mode, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
     def holds(self, repo_path: str) -> bool:
         return self.mapper(repo_path) is not None
 
