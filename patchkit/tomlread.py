@@ -84,23 +84,25 @@ def _store() -> Path:
 def _cached() -> dict[bytes, bytes]:
     global _known
     if _known is None:
-        _known = {}
-        try:
-            loaded = marshal.loads(_store().read_bytes())
-        except (OSError, EOFError, ValueError, TypeError):
-            loaded = None
-        if isinstance(loaded, dict):
-            _known = {
-                k: v for k, v in loaded.items() if isinstance(k, bytes) and isinstance(v, bytes)
-            }
+        _known = _load()
     return _known
+
+
+def _load() -> dict[bytes, bytes]:
+    try:
+        loaded = marshal.loads(_store().read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        return {}
+    if not isinstance(loaded, dict):
+        return {}
+    return {k: v for k, v in loaded.items() if isinstance(k, bytes) and isinstance(v, bytes)}
 
 
 def _save() -> None:
     """Write the cache back: this process's files first, then the others it had, up to the cap;
     atomically, and silently not at all where the cache cannot be written."""
     entries = dict(_added)
-    for key, value in _cached().items():
+    for key, value in [*_load().items(), *_cached().items()]:  # what another process wrote too
         if len(entries) >= _CAP:
             break
         entries.setdefault(key, value)

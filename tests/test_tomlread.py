@@ -26,6 +26,11 @@ print(repr(data), bool(parsed))
 """
 
 
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATCHKIT_CACHE", str(tmp_path / "cache"))
+
+
 def _probe(path: Path) -> tuple[str, bool]:
     out = subprocess.run(
         [sys.executable, "-c", PROBE, str(path)],
