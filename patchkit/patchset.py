@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -102,32 +103,51 @@ def _tests(raw: dict[str, Any], path: Path) -> tuple[TestSpec, ...]:
     return tuple(tests)
 
 
+@dataclass(frozen=True)
+class _Dir:
+    """A set's ``patches`` directory, looked at once for all its patches: its real path and
+    the names in it (a thousand patches: no resolve and no stat of a missing name each)."""
+
+    real: Path
+    names: frozenset[str]
+
+    @staticmethod
+    def of(path: Path) -> _Dir | None:
+        try:
+            return _Dir(path.resolve(), frozenset(os.listdir(path)))
+        except OSError:
+            return None  # each patch then looks for itself (and says what is missing)
+
+
 def _patch_file(
-    raw: dict[str, Any], meta_path: Path, patch_id: str, real_dir: Path | None
+    raw: dict[str, Any], meta_path: Path, patch_id: str, beside: _Dir | None
 ) -> tuple[Path, PatchKind]:
-    if "file" in raw:
-        candidates = [meta_path.parent / _str(raw, "file", meta_path)]
-    else:
-        candidates = [meta_path.parent / f"{patch_id}{s}" for s in KIND_BY_SUFFIX]
-    found = [c for c in candidates if c.is_file()]
+    named = "file" in raw
+    names = [_str(raw, "file", meta_path)] if named else [f"{patch_id}{s}" for s in KIND_BY_SUFFIX]
+    listed = None if named or beside is None else beside.names
+    found = [
+        meta_path.parent / n
+        for n in names
+        if (listed is None or n in listed) and (meta_path.parent / n).is_file()
+    ]
     if len(found) != 1:
-        names = ", ".join(c.name for c in candidates)
+        shown_names = ", ".join(Path(n).name for n in names)
         what = "none" if not found else "more than one"
         raise ConfigError(
-            f"{meta_path}: patch {shown(patch_id)} needs exactly one of {names}; found {what}"
+            f"{meta_path}: patch {shown(patch_id)} needs exactly one of {shown_names}; found {what}"
         )
     kind = KIND_BY_SUFFIX.get(found[0].suffix)
     if kind is None:
         raise ConfigError(f"{meta_path}: file {found[0].name} must end in .patch, .diff or .py")
-    beside = found[0].parent == meta_path.parent and found[0].name not in (".", "..")
-    return _real(found[0], real_dir if beside else None), kind
+    near = found[0].parent == meta_path.parent and found[0].name not in (".", "..")
+    return _real(found[0], beside if near else None), kind
 
 
-def _real(path: Path, real_dir: Path | None) -> Path:
+def _real(path: Path, beside: _Dir | None) -> Path:
     """``path.resolve()``; when the real path of its directory is known and it is no link,
     without resolve's system call per part of the path (a set of a thousand patches)."""
-    if real_dir is not None and not path.is_symlink():
-        return real_dir / path.name
+    if beside is not None and not path.is_symlink():
+        return beside.real / path.name
     return path.resolve()
 
 
@@ -191,12 +211,12 @@ def _hardware(pr: dict[str, Any], path: Path) -> tuple[tuple[int, int], ...]:
 
 
 def load_patch(
-    meta_path: Path, set_name: str, targets: tuple[str, ...], real_dir: Path | None = None
+    meta_path: Path, set_name: str, targets: tuple[str, ...], beside: _Dir | None = None
 ) -> PatchMeta:
-    """One patch's metadata; ``real_dir``: the resolved directory of ``meta_path``, if known."""
+    """One patch's metadata; ``beside``: its directory, looked at once for the whole set."""
     raw = read_toml(meta_path)
     patch_id, target, status = _identity(raw, meta_path, targets)
-    file, kind = _patch_file(raw, meta_path, patch_id, real_dir)
+    file, kind = _patch_file(raw, meta_path, patch_id, beside)
     pr = raw.get("pr", {})
     return PatchMeta(
         id=patch_id,
@@ -205,7 +225,7 @@ def load_patch(
         target=target,
         kind=kind,
         file=file,
-        meta_file=_real(meta_path, real_dir),
+        meta_file=_real(meta_path, beside),
         set_name=set_name,
         author=_str(raw, "author", meta_path, default=""),
         issues=_strs(raw, "issues", meta_path),
@@ -271,8 +291,8 @@ def load_patchset(root: Path) -> PatchSet:
     if len(set(series)) != len(series):
         raise ConfigError(f"{manifest}: series lists a patch twice")
     where = root / "patches"
-    real_dir = where.resolve()
-    patches = tuple(load_patch(where / f"{pid}.toml", name, targets, real_dir) for pid in series)
+    beside = _Dir.of(where)
+    patches = tuple(load_patch(where / f"{pid}.toml", name, targets, beside) for pid in series)
     _check_requires(patches, manifest)
     return PatchSet(
         name=name,

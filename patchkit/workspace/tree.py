@@ -36,14 +36,17 @@ class Tree:
     mapper: Callable[[str], str | None] = field(default=lambda p: p)
     # directory -> its real path: resolved once per tree, not once per file (a series of a
     # thousand diffs asks thousands of times; each resolve is a system call per path part)
-    _real: dict[Path, Path] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _real: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)
     # repository path -> its place on disk, checked (``place``): once per tree, not per read
     _places: dict[str, Path] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def real(self, directory: Path) -> Path:
+        return Path(self._real_text(str(directory)))
+
+    def _real_text(self, directory: str) -> str:
         found = self._real.get(directory)
         if found is None:
-            found = self._real[directory] = directory.resolve()
+            found = self._real[directory] = os.path.realpath(directory)
         return found
 
     def disk_path(self, repo_path: str) -> Path:
@@ -88,14 +91,15 @@ class Tree:
             raise UnsafePathError(f"{repo_path} is not part of the {self.kind} tree at {self.root}")
         if any(part.lower() == ".git" for part in mapped.split("/")):
             raise UnsafePathError(f"{repo_path}: is inside .git; patches never touch it")
-        root = self.real(self.root)
-        candidate = root / mapped
-        resolved = self.real(candidate.parent) / candidate.name
+        root = self._real_text(str(self.root))
+        candidate = Path(root, mapped)
+        parent, name = os.path.split(str(candidate))
+        resolved = os.path.join(self._real_text(parent), name)
         if not _inside(resolved, root):
             raise UnsafePathError(
                 f"{repo_path}: resolves to {resolved}, outside the tree {root} (through a symlink)"
             )
-        state = self.real(self.state_dir)
+        state = self._real_text(str(self.state_dir))
         if resolved == state or _inside(resolved, state):
             raise UnsafePathError(f"{repo_path}: is patchkit's own state ({state})")
         return candidate
@@ -173,11 +177,10 @@ class Tree:
         return 0o100755 if st.st_mode & stat.S_IXUSR else 0o100644
 
 
-def _inside(path: Path, directory: Path) -> bool:
+def _inside(path: str, directory: str) -> bool:
     """``path`` lies strictly under ``directory`` (both absolute and resolved): compared as
     strings, which ``directory in path.parents`` costs a hundred times more than."""
-    prefix = str(directory)
-    return str(path).startswith(prefix if prefix.endswith(os.sep) else prefix + os.sep)
+    return path.startswith(directory if directory.endswith(os.sep) else directory + os.sep)
 
 
 def checkout_tree(path: Path, target: str) -> Tree:

@@ -53,9 +53,17 @@ def committed_reader(tree: Tree) -> Callable[[str], bytes | None]:
     return read
 
 
+# Above this many paths one ``git status`` of the whole tree, filtered, is cheaper than naming
+# them: git matches every path named against every file (1000 named: 0.13 s of CPU; all: 0.01 s).
+WHOLE_TREE_ABOVE = 256
+
+
 def changed_files(tree: Tree, paths: Sequence[str] | None) -> list[str]:
     """Of ``paths`` (None: all files), those changed by someone other than patchkit."""
     if tree.kind in _change_finders:
         return _change_finders[tree.kind](tree, paths)
     with GitRepo(tree.root) as repo:
-        return sorted(repo.dirty_paths(None if paths is None else list(paths)))
+        if paths is None or len(paths) <= WHOLE_TREE_ABOVE:
+            return sorted(repo.dirty_paths(None if paths is None else list(paths)))
+        wanted = set(paths)
+        return sorted(p for p in repo.dirty_paths(None) if p in wanted)
