@@ -154,7 +154,8 @@ def _exact(fp: FilePatch, lines: list[bytes], explain: bool = False) -> FileResu
     if any(a[1] > b[0] for a, b in itertools.pairwise(spans)):
         return _corrupt(fp, "two of its hunks claim the same lines")
     out = splice(lines, spans)
-    written = blob_id(b"".join(out))
+    content = b"".join(out)
+    written = blob_id(content)
     if fp.new_blob and not written.startswith(fp.new_blob):
         return _corrupt(
             fp,
@@ -172,7 +173,7 @@ def _exact(fp: FilePatch, lines: list[bytes], explain: bool = False) -> FileResu
         )
         for h in fp.hunks
     )
-    return _result(fp, Outcome.APPLIED, Step.EXACT, out, marks)
+    return _result(fp, Outcome.APPLIED, Step.EXACT, out, marks, content)
 
 
 def splice(
@@ -400,8 +401,10 @@ def _result(
     step: Step,
     lines: list[bytes],
     placements: tuple[Placement, ...] = (),
+    content: bytes | None = None,  # the lines joined, when the caller has them
 ) -> FileResult:
-    content = b"".join(lines)
+    if content is None:
+        content = b"".join(lines)
     mode = fp.new_mode if fp.new_mode != fp.old_mode else None
     rename = fp.old_path if fp.old_path != fp.new_path else None
     if outcome is Outcome.UPSTREAMED and not rename and not mode:

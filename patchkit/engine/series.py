@@ -4,7 +4,6 @@ files as the patches before it left them. Nothing here writes to disk; ``apply``
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,16 +104,11 @@ class Blobs:
 
 
 def file_patches(meta: PatchMeta) -> tuple[FilePatch, ...]:
-    """A diff patch's file parts, parsed once per content: an apply asks for them three times
-    (the files it touches, the clean check, the run)."""
-    return _parsed(meta.file, read_file(meta.file))
-
-
-@functools.lru_cache(maxsize=4096)
-def _parsed(path: Path, data: bytes) -> tuple[FilePatch, ...]:
+    """A diff patch's file parts (the parser remembers a diff by its content: an apply asks
+    three times, for the files it touches, the clean check and the run)."""
     from patchkit.engine.diffparse import parse_diff  # a diff parser only for diffs
 
-    return tuple(parse_diff(data, path))  # FilePatch and Hunk are frozen: safe to share
+    return parse_diff(read_file(meta.file), meta.file)
 
 
 def touched_paths(meta: PatchMeta) -> list[str]:
