@@ -105,18 +105,30 @@ def _tests(raw: dict[str, Any], path: Path) -> tuple[TestSpec, ...]:
 
 @dataclass(frozen=True)
 class _Dir:
-    """A set's ``patches`` directory, looked at once for all its patches: its real path and
-    the names in it (a thousand patches: no resolve and no stat of a missing name each)."""
+    """A set's ``patches`` directory, looked at once for all its patches: its real path, the
+    names in it and which of them are plain files (no link), as the directory listing says
+    (a thousand patches: no resolve and no stat each)."""
 
     real: Path
     names: frozenset[str]
+    plain: frozenset[str]  # regular files, not symlinks
 
     @staticmethod
     def of(path: Path) -> _Dir | None:
         try:
-            return _Dir(path.resolve(), frozenset(os.listdir(path)))
+            with os.scandir(path) as entries:
+                listed = [(e.name, e.is_file(follow_symlinks=False)) for e in entries]
+            return _Dir(
+                path.resolve(),
+                frozenset(n for n, _ in listed),
+                frozenset(n for n, plain in listed if plain),
+            )
         except OSError:
             return None  # each patch then looks for itself (and says what is missing)
+
+    def real_path(self, path: Path) -> Path | None:
+        """``path.resolve()`` for a plain file of this directory, without a system call."""
+        return self.real / path.name if path.name in self.plain else None
 
 
 def _patch_file(
@@ -124,11 +136,12 @@ def _patch_file(
 ) -> tuple[Path, PatchKind]:
     named = "file" in raw
     names = [_str(raw, "file", meta_path)] if named else [f"{patch_id}{s}" for s in KIND_BY_SUFFIX]
-    listed = None if named or beside is None else beside.names
+    listed = None if named or beside is None else beside
     found = [
         meta_path.parent / n
         for n in names
-        if (listed is None or n in listed) and (meta_path.parent / n).is_file()
+        if (listed is None or n in listed.names)
+        and ((listed is not None and n in listed.plain) or (meta_path.parent / n).is_file())
     ]
     if len(found) != 1:
         shown_names = ", ".join(Path(n).name for n in names)
@@ -139,16 +152,14 @@ def _patch_file(
     kind = KIND_BY_SUFFIX.get(found[0].suffix)
     if kind is None:
         raise ConfigError(f"{meta_path}: file {found[0].name} must end in .patch, .diff or .py")
-    near = found[0].parent == meta_path.parent and found[0].name not in (".", "..")
-    return _real(found[0], beside if near else None), kind
+    return _real(found[0], listed), kind
 
 
 def _real(path: Path, beside: _Dir | None) -> Path:
-    """``path.resolve()``; when the real path of its directory is known and it is no link,
-    without resolve's system call per part of the path (a set of a thousand patches)."""
-    if beside is not None and not path.is_symlink():
-        return beside.real / path.name
-    return path.resolve()
+    """``path.resolve()``; for a plain file of a directory already listed, without resolve's
+    system call per part of the path (a set of a thousand patches)."""
+    known = beside.real_path(path) if beside is not None else None
+    return known if known is not None else path.resolve()
 
 
 def _files(raw: dict[str, Any], path: Path, kind: PatchKind) -> tuple[str, ...]:

@@ -135,14 +135,16 @@ def _apply(
         return ApplyReport(entry.name, commit_id, (), (), noop=True, recovered=recovered)
     if not allow_dirty:
         _check_clean(tree, state, patches)
+    seen = _Seen(tree)
     overlay = _originals(tree, store, state)
+    overlay.base = seen.read  # the tree as it is (fingerprints kept), each file read once
     results = run_series(patches, overlay, blobs, explain=explain)
     failed = [r for r in results if not r.outcome.ok]
     if failed:
         names = ", ".join(f"{r.patch_id} ({r.outcome.value})" for r in failed)
         raise ApplyFailed(f"could not apply {names} to {tree.root}", results)
-    new_state = _new_state(tree, store, entry, commit_id, patches, results, overlay, state)
-    writes = _writes(tree, overlay, state)
+    new_state = _new_state(seen, store, entry, commit_id, patches, results, overlay, state)
+    writes = _writes(seen, overlay, state)
     commit(tree, store, writes, new_state, command="apply")
     return ApplyReport(
         entry.name, commit_id, tuple(results), tuple(w.path for w in writes), recovered=recovered
@@ -177,7 +179,25 @@ def _paths(meta: PatchMeta) -> list[str]:
         return []  # a broken patch file: the series run reports it as that patch's failure
 
 
-def _writes(tree: Tree, overlay: Overlay, state: State | None) -> list[Write]:
+class _Seen:
+    """The tree's files as this apply first read them: the series runs on them, the state
+    records them as the originals and the writes are what differs from them (one read of each
+    file, not three; the commit reads each again for its journal, just before writing)."""
+
+    def __init__(self, tree: Tree) -> None:
+        self.tree = tree
+        self._files: dict[str, bytes | None] = {}
+
+    def read(self, path: str) -> bytes | None:
+        if path not in self._files:
+            self._files[path] = self.tree.read(path)
+        return self._files[path]
+
+    def mode(self, path: str) -> int | None:
+        return self.tree.mode(path)
+
+
+def _writes(tree: _Seen, overlay: Overlay, state: State | None) -> list[Write]:
     writes = []
     paths = set(overlay.files) | set(state.files if state else {})
     for path in sorted(paths):
@@ -189,7 +209,7 @@ def _writes(tree: Tree, overlay: Overlay, state: State | None) -> list[Write]:
 
 
 def _new_state(
-    tree: Tree,
+    tree: _Seen,
     store: StateStore,
     entry: LockEntry,
     commit_id: str | None,

@@ -177,3 +177,21 @@ def test_rewrite_files_load_and_a_diff_may_not_declare_them(tmp_path: Path) -> N
     p1 = s.set_root / "patches" / "p1.toml"
     p1.write_text(p1.read_text() + 'files = ["a.txt"]\n')
     config_error(load_patchset, s.set_root, "p1.toml", "for rewrites")
+
+
+def test_linked_patch_files_resolve_to_their_targets(tmp_path: Path) -> None:
+    """The set's directory is listed once; a link among its files is still followed, as
+    ``resolve`` does, and a directory named like a patch file is no patch file."""
+    s = demo_set(tmp_path)
+    patches = s.set_root / "patches"
+    elsewhere = tmp_path / "kept"
+    elsewhere.mkdir()
+    for name in ("p1.patch", "p1.toml"):
+        (patches / name).rename(elsewhere / name)
+        (patches / name).symlink_to(elsewhere / name)
+    (patches / "p2.diff").mkdir()  # not a file: p2.patch stays the only candidate
+    loaded = {p.id: p for p in load_patchset(s.set_root).patches}
+    assert loaded["p1"].file == (elsewhere / "p1.patch").resolve()
+    assert loaded["p1"].meta_file == (elsewhere / "p1.toml").resolve()
+    assert loaded["p2"].file == (patches / "p2.patch").resolve()
+    assert loaded["p2"].meta_file == (patches / "p2.toml").resolve()
