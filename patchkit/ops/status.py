@@ -5,10 +5,13 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from patchkit.model import LockEntry, PatchMeta, UpstreamStatus
 from patchkit.ops.context import CACHED, Project, Where, open_tree
 from patchkit.patchset import patch_digest
+from patchkit.targets import commits_match
 from patchkit.workspace.locks import reading
 from patchkit.workspace.state import State, StateStore
 from patchkit.workspace.tree import Tree, sha256
@@ -16,6 +19,9 @@ from patchkit.workspace.treecheck import tree_commit
 from patchkit.workspace.txn import pending, rolled_back
 
 Reader = Callable[[str], bytes | None]
+
+if TYPE_CHECKING:
+    from patchkit.verification.records import Record
 
 
 class PatchState(str, enum.Enum):
@@ -112,32 +118,51 @@ def _one(read: Reader, state: State | None, meta: PatchMeta) -> PatchStatus:
     )
 
 
-def verification_summary(meta: PatchMeta, entry: LockEntry) -> str:
-    """The newest verification per environment kind, e.g. "passed on NVIDIA H200 (sm_90)"."""
-    from patchkit.verification.records import is_stale, last_results, set_root_of
-
-    records = last_results(set_root_of(meta), meta)
+def verification_summary(records: Sequence[Record], meta: PatchMeta, entry: LockEntry) -> str:
+    """The newest verification per environment kind among ``records`` (the patch's, oldest
+    first), e.g. "passed on NVIDIA H200 (sm_90) 2026-11-23"."""
+    latest = list({r.environment.kind: r for r in records}.values())  # newest per kind
+    digest = patch_digest(meta) if latest else ""
     parts = []
-    for record in reversed(records):
-        stale = " (stale)" if is_stale(record, meta, entry) else ""
+    for record in sorted(latest, key=lambda r: (r.time, r.patch), reverse=True):
+        stale = record.digest != digest or not commits_match(record.lock_commit, entry.commit)
         partly = f" ({record.reason})" if record.reason and record.result == "passed" else ""
         parts.append(
-            f"{record.result}{partly} on {record.environment.kind} {record.time[:10]}{stale}"
+            f"{record.result}{partly} on {record.environment.kind} {record.time[:10]}"
+            f"{' (stale)' if stale else ''}"
         )
     return "; ".join(parts) or "never"
 
 
-def speed_summary(meta: PatchMeta) -> tuple[str, bool]:
-    """The latest benchmark figures per GPU kind, and whether any shows the patch slower."""
-    from patchkit.verification.records import bench_summary, latest_bench, set_root_of
+def speed_summary(records: Sequence[Record]) -> tuple[str, bool]:
+    """The latest benchmark figures per GPU kind among ``records`` (the patch's, oldest first),
+    and whether any shows the patch slower."""
+    from patchkit.verification.records import bench_summary, latest_bench
 
-    summaries = [bench_summary(r) for r in latest_bench(set_root_of(meta), meta).values()]
+    summaries = [bench_summary(r) for r in latest_bench(records).values()]
     return "; ".join(s.describe() for s in summaries), any(s.slower for s in summaries)
 
 
-def _with_records(row: PatchStatus, meta: PatchMeta, entry: LockEntry) -> PatchStatus:
-    speed, slower = speed_summary(meta)
-    return replace(row, verified=verification_summary(meta, entry), speed=speed, slower=slower)
+def _with_records(
+    rows: Sequence[PatchStatus], patches: Sequence[PatchMeta], entry: LockEntry
+) -> tuple[PatchStatus, ...]:
+    """Each row with its verifications and benchmark figures; each set's records are read and
+    grouped once, not once per patch."""
+    from patchkit.verification.records import load_records, set_root_of
+
+    by_set: dict[Path, dict[str, list[Record]]] = {}
+    out = []
+    for row, meta in zip(rows, patches, strict=True):
+        root = set_root_of(meta)
+        if root not in by_set:
+            by_set[root] = {}
+            for record in load_records(root):  # oldest first
+                by_set[root].setdefault(record.patch, []).append(record)
+        records = by_set[root].get(meta.id, [])
+        speed, slower = speed_summary(records)
+        verified = verification_summary(records, meta, entry)
+        out.append(replace(row, verified=verified, speed=speed, slower=slower))
+    return tuple(out)
 
 
 def status(
@@ -151,9 +176,7 @@ def status(
         rows = tuple(_one(read, state, meta) for meta in patches)
         commit = tree_commit(tree)
     if entry is not None:
-        rows = tuple(
-            _with_records(row, meta, entry) for row, meta in zip(rows, patches, strict=True)
-        )
+        rows = _with_records(rows, patches, entry)
     return StatusReport(
         tree.target, commit, str(tree.root), rows, journal.describe() if journal else None
     )

@@ -218,16 +218,10 @@ def last_results(set_root: Path, patch: PatchMeta | str) -> list[Record]:
     return sorted(latest.values(), key=_key)
 
 
-def latest_bench(set_root: Path, patch: PatchMeta | str) -> dict[str, Record]:
-    """Environment kind ("NVIDIA H100 80GB HBM3 (sm_90)") -> the newest record of ``patch``
-    that carries benchmark figures (``record.bench``), with its device, versions and time.
-    For status, the matrix (per GPU kind) and export-pr (the before/after table)."""
-    patch_id = patch if isinstance(patch, str) else patch.id
-    latest: dict[str, Record] = {}
-    for record in load_records(set_root):
-        if record.patch == patch_id and record.bench:
-            latest[record.environment.kind] = record  # records are oldest first
-    return latest
+def latest_bench(records: Iterable[Record]) -> dict[str, Record]:
+    """Environment kind ("NVIDIA H100 80GB HBM3 (sm_90)") -> the newest of ``records`` (one
+    patch's, oldest first) that carries benchmark figures (``record.bench``)."""
+    return {r.environment.kind: r for r in records if r.bench}
 
 
 @dataclass(frozen=True)

@@ -385,7 +385,7 @@ def test_figures_round_trip_and_the_latest_per_gpu_kind(tmp_path: Path) -> None:
     add_records(tmp_path, [old, new, plain, _record((fast,), gpu="NVIDIA H200")])
     assert "bench" not in json.loads((tmp_path / "verification.json").read_text())[-1]
     assert {r.bench for r in load_records(tmp_path)} == {(fast,), (slow,), ()}
-    latest = latest_bench(tmp_path, "p")  # the newest record *with* figures, per GPU kind
+    latest = latest_bench(load_records(tmp_path))  # the newest *with* figures, per GPU kind
     assert latest["NVIDIA H100 80GB HBM3 (sm_90)"].bench == (slow,)
     assert latest["NVIDIA H200 (sm_90)"].bench == (fast,)
 
