@@ -188,8 +188,9 @@ def synthetic_diffs(tree: Path, n: int, into: Path) -> list[Path]:
         new = b"".join([lines[0], b"# patchkit bench\n", *lines[1:]])
         rel = path.relative_to(tree).as_posix()
         body = b"".join([b" " + lines[0], b"+# patchkit bench\n", b" " + lines[1], b" " + lines[2]])
+        mode = "100755" if path.stat().st_mode & 0o100 else "100644"  # as the tree has it
         text = (
-            f"diff --git a/{rel} b/{rel}\nindex {blob_id(old)}..{blob_id(new)} 100644\n"
+            f"diff --git a/{rel} b/{rel}\nindex {blob_id(old)}..{blob_id(new)} {mode}\n"
             f"--- a/{rel}\n+++ b/{rel}\n@@ -1,3 +1,4 @@\n"
         ).encode() + body
         made.append(into / f"d{len(made):04d}.patch")
