@@ -14,6 +14,7 @@ from typing import Any
 from patchkit.benchspec import load_benches
 from patchkit.errors import ConfigError, shown
 from patchkit.exportspec import load_export
+from patchkit.fileio import read_file
 from patchkit.model import (
     PatchHistory,
     PatchKind,
@@ -29,27 +30,6 @@ from patchkit.tomlread import read_toml
 MANIFEST = "patchset.toml"
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 KIND_BY_SUFFIX = {".patch": PatchKind.DIFF, ".diff": PatchKind.DIFF, ".py": PatchKind.REWRITE}
-
-
-def read_file(path: Path) -> bytes:
-    """A file's bytes, as ``Path.read_bytes`` but in four system calls instead of nine (an apply
-    of a thousand patches reads each patch file several times)."""
-    return read_fd(os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)))
-
-
-def read_fd(fd: int) -> bytes:
-    """Everything in the open file ``fd``, which is closed after (also when reading fails)."""
-    try:
-        size = os.fstat(fd).st_size
-        data = os.read(fd, size + 1)  # a short read is the end of the file
-        if len(data) <= size:
-            return data
-        chunks = [data]  # it grew, or it is not a regular file: read to the end
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
 
 
 def _str(raw: dict[str, Any], key: str, path: Path, *, default: str | None = None) -> str:

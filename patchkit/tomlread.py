@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from patchkit.errors import ConfigError
+from patchkit.fileio import read_file
 
 _CAP = 2048  # parsed files kept
 _FILE = f"toml-{sys.version_info[0]}.{sys.version_info[1]}.marshal"  # tomllib's version
@@ -31,7 +32,7 @@ _added: dict[bytes, bytes] = {}  # parsed in this process: written back at exit
 def read_toml(path: Path) -> dict[str, Any]:
     """``path`` as plain data; ConfigError naming the file when it is missing or not TOML."""
     try:
-        text = path.read_bytes().decode()  # TOML is UTF-8, as ``tomllib.load`` reads it
+        text = read_file(path).decode()  # TOML is UTF-8, as ``tomllib.load`` reads it
     except FileNotFoundError:
         raise ConfigError(f"{path} does not exist") from None
     except UnicodeDecodeError as exc:

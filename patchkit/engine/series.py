@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from patchkit.errors import ConfigError, PatchFailed, PatchkitError, TreeError, UnsafePathError
+from patchkit.fileio import read_file
 from patchkit.gitrepo import GitRepo, MergeResult, merge_file
 from patchkit.model import (
     ConflictDetail,
@@ -20,7 +21,6 @@ from patchkit.model import (
     PatchResult,
     Step,
 )
-from patchkit.patchset import read_file
 
 if TYPE_CHECKING:  # the diff engine is imported when a diff runs
     from patchkit.engine.diffparse import FilePatch

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from patchkit.errors import TreeError, UnsafePathError, shown
+from patchkit.fileio import read_fd
 from patchkit.gitrepo import locate_checkout
-from patchkit.patchset import read_fd
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # an open that refuses a symlink as its last part
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)

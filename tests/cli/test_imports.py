@@ -128,8 +128,9 @@ def test_port_imports_no_index_client_or_rich(warm: tuple[Scenario, Path]) -> No
     data = json.loads(out.read_text())
     assert data["code"] == 0 and s.read("a.txt") == b"A\n"
     assert _imported(set(data["modules"]), NEVER) == []
-    # a diff needs neither the status engine nor the rewrites' warm path
-    assert _imported(set(data["modules"]), ("patchkit.ops.status", *REWRITE_PATH)) == []
+    # a lone diff needs neither the status engine, the rewrites' warm path nor patch sets
+    lone = ("patchkit.ops.status", "patchkit.patchset", "patchkit.tomlread", *REWRITE_PATH)
+    assert _imported(set(data["modules"]), lone) == []
 
 
 REWRITE_PATH = ("patchkit.engine.rewrite_outcome", "patchkit.engine.rewrite_cache")
