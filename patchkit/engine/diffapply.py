@@ -19,70 +19,31 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 from patchkit.engine.diffparse import FilePatch, Hunk, split_lines
+from patchkit.engine.fileresult import (
+    BlobReader,
+    FileResult,
+    Job,
+    Merger,
+    Reader,
+    corrupt,
+    file_result,
+    stopped,
+)
+from patchkit.engine.fileview import FileView
 from patchkit.engine.onesided import place_one_sided
-from patchkit.engine.placement import FileView, Placer, Plan, place, replacement
+from patchkit.engine.placement import Placer, Plan, place, replacement
 from patchkit.engine.relocate import Finder, elsewhere, moved_file, scopes_gone
 from patchkit.engine.scopemerge import Edit, ScopeMerge, Stop, apply_at_base, misplaced
-from patchkit.gitrepo import MergeResult, blob_id
-from patchkit.model import ConflictDetail, FileChange, Outcome, PatchResult, Placement, Rule, Step
-
-Reader = Callable[[str], bytes | None]
-BlobReader = Callable[[str], bytes | None]
-Merger = Callable[[bytes, bytes, bytes, tuple[str, str, str]], MergeResult]
-
-# Worst first: the outcome of a patch is the worst outcome of its files.
-SEVERITY = [
-    Outcome.FAILED,
-    Outcome.AMBIGUOUS,
-    Outcome.CONFLICT,
-    Outcome.GONE,
-    Outcome.PARTLY_UPSTREAMED,
-    Outcome.CARRIED,
-    Outcome.APPLIED,
-    Outcome.UPSTREAMED,
-]
-
-
-@dataclass(frozen=True)
-class FileResult:
-    outcome: Outcome
-    step: Step
-    change: FileChange | None = None  # None: nothing to write
-    details: tuple[ConflictDetail, ...] = ()
-    conflicted: FileChange | None = None
-    placements: tuple[Placement, ...] = ()
-
-
-@dataclass(frozen=True)
-class Job:
-    """One file's part of a diff, and what it needs from outside."""
-
-    fp: FilePatch
-    blob: BlobReader
-    merge: Merger
-    label: str
-    explain: bool = False  # name every hunk's scope path, parsing files placement did not need
-    finder: Finder | None = None  # where moved code went (renamed files, moved scopes)
-    read: Reader | None = None  # the tree, for files the code moved to
+from patchkit.gitrepo import blob_id
+from patchkit.model import ConflictDetail, FileChange, Outcome, Placement, Rule, Step
 
 
 def _detail(path: str, hunk: Hunk, reason: str, ours: bytes = b"") -> ConflictDetail:
     theirs = b"".join(hunk.new).decode(errors="replace")
     return ConflictDetail(path, hunk.header, reason, ours.decode(errors="replace"), theirs)
-
-
-def _stopped(outcome: Outcome, path: str, where: str, why: str, ours: bytes = b"") -> FileResult:
-    """A file the patch cannot change, with the one reason why."""
-    detail = ConflictDetail(path, where, why, ours.decode(errors="replace"))
-    return FileResult(outcome, Step.NONE, details=(detail,))
-
-
-def _corrupt(fp: FilePatch, why: str) -> FileResult:
-    return _stopped(Outcome.FAILED, fp.path, "diff", f"the diff is corrupt: {why}")
 
 
 def apply_file(
@@ -99,9 +60,7 @@ def apply_file(
     follow the code to where it moved."""
     path = fp.path
     if fp.binary:
-        return _stopped(
-            Outcome.FAILED, path, "binary", "binary changes are not applied by patchkit"
-        )
+        return stopped(Outcome.FAILED, path, "binary", "binary changes are not applied by patchkit")
     current = read(fp.old_path) if fp.old_path else read(path)
     if fp.old_path is None:
         return _new_file(fp, current)
@@ -109,12 +68,12 @@ def apply_file(
     if current is None:
         moved = moved_file(job, apply_content)
         why = f"{fp.old_path} does not exist in the tree"
-        return moved or _stopped(Outcome.GONE, path, "file", why)
+        return moved or stopped(Outcome.GONE, path, "file", why)
     if fp.new_path is None:
         return _deleted_file(fp, current)
     if fp.new_path != fp.old_path and read(fp.new_path) is not None:
         why = f"the patch renames {fp.old_path} to {fp.new_path}, but {fp.new_path} already exists"
-        return _stopped(Outcome.CONFLICT, path, "rename", why)
+        return stopped(Outcome.CONFLICT, path, "rename", why)
     return apply_content(job, current)
 
 
@@ -123,13 +82,13 @@ def apply_content(job: Job, current: bytes) -> FileResult:
     fp = job.fp
     lines = split_lines(current)
     if not fp.hunks:  # a pure rename or mode change
-        return _result(fp, Outcome.APPLIED, Step.EXACT, lines)
+        return file_result(fp, Outcome.APPLIED, Step.EXACT, lines)
     sha = blob_id(current)
     if fp.new_blob and fp.new_blob != fp.old_blob and sha.startswith(fp.new_blob):
         target = FileView(fp.path, lines)
         if all(target.find(h.new) for h in fp.hunks):  # the content agrees with the index
             marks = tuple(_mark(fp.path, h, Rule.UPSTREAM) for h in fp.hunks)
-            return _result(fp, Outcome.UPSTREAMED, Step.PROBE, lines, marks)
+            return file_result(fp, Outcome.UPSTREAMED, Step.PROBE, lines, marks)
     if fp.old_blob and sha.startswith(fp.old_blob):
         return _exact(fp, lines, job.explain)
     return _placed(job, lines)
@@ -147,17 +106,17 @@ def _exact(fp: FilePatch, lines: list[bytes], explain: bool = False) -> FileResu
         start = max(hunk.old_start - 1, 0) if hunk.old else hunk.old_start
         spans.append((start, start + len(hunk.old), hunk.new))
         if lines[start : start + len(hunk.old)] != list(hunk.old):
-            return _corrupt(
+            return corrupt(
                 fp, f"hunk {hunk.header}: its old lines are not at line {hunk.old_start}"
             )
     spans.sort(key=lambda span: span[0])
     if any(a[1] > b[0] for a, b in itertools.pairwise(spans)):
-        return _corrupt(fp, "two of its hunks claim the same lines")
+        return corrupt(fp, "two of its hunks claim the same lines")
     out = splice(lines, spans)
     content = b"".join(out)
     written = blob_id(content)
     if fp.new_blob and not written.startswith(fp.new_blob):
-        return _corrupt(
+        return corrupt(
             fp,
             f"its hunks make blob {written[:12]}, not {fp.new_blob[:12]} as its index line "
             "says (a hunk lost or edited by hand)",
@@ -173,7 +132,7 @@ def _exact(fp: FilePatch, lines: list[bytes], explain: bool = False) -> FileResu
         )
         for h in fp.hunks
     )
-    return _result(fp, Outcome.APPLIED, Step.EXACT, out, marks, content)
+    return file_result(fp, Outcome.APPLIED, Step.EXACT, out, marks, content)
 
 
 def splice(
@@ -278,9 +237,9 @@ def _finish(job: Job, placer: Placer, edits: list[Edit], step: Step) -> FileResu
     states = {p.state for p in placer.plans}
     marks = _placements(job, placer)
     if states == {"present"}:
-        return _result(job.fp, Outcome.UPSTREAMED, Step.PROBE, out, marks)
+        return file_result(job.fp, Outcome.UPSTREAMED, Step.PROBE, out, marks)
     outcome = Outcome.PARTLY_UPSTREAMED if "present" in states else Outcome.CARRIED
-    return _result(job.fp, outcome, step, out, marks)
+    return file_result(job.fp, outcome, step, out, marks)
 
 
 def _runs(hunk: Hunk) -> list[list[bytes]]:
@@ -334,7 +293,7 @@ def _whole_file(job: Job, placer: Placer, labels: tuple[str, str, str]) -> FileR
         plan.rule, plan.state = Rule.THREE_WAY, "merged"
     present = any(p.state == "present" for p in placer.plans)
     outcome = Outcome.PARTLY_UPSTREAMED if present else Outcome.CARRIED
-    return _result(fp, outcome, Step.THREE_WAY, out, _placements(job, placer))
+    return file_result(fp, outcome, Step.THREE_WAY, out, _placements(job, placer))
 
 
 def _placements(job: Job, placer: Placer) -> tuple[Placement, ...]:
@@ -395,35 +354,17 @@ def _no_base(fp: FilePatch, missing: list[Plan]) -> FileResult:
     )
 
 
-def _result(
-    fp: FilePatch,
-    outcome: Outcome,
-    step: Step,
-    lines: list[bytes],
-    placements: tuple[Placement, ...] = (),
-    content: bytes | None = None,  # the lines joined, when the caller has them
-) -> FileResult:
-    if content is None:
-        content = b"".join(lines)
-    mode = fp.new_mode if fp.new_mode != fp.old_mode else None
-    rename = fp.old_path if fp.old_path != fp.new_path else None
-    if outcome is Outcome.UPSTREAMED and not rename and not mode:
-        return FileResult(outcome, step, placements=placements)
-    change = FileChange(fp.path, content, mode=mode, old_path=rename)
-    return FileResult(outcome, step, change, placements=placements)
-
-
 def _new_file(fp: FilePatch, current: bytes | None) -> FileResult:
     content = b"".join(h for hunk in fp.hunks for h in hunk.new)
     if fp.new_blob and not blob_id(content).startswith(fp.new_blob):
-        return _corrupt(fp, f"its hunks do not make blob {fp.new_blob[:12]} as its index line says")
+        return corrupt(fp, f"its hunks do not make blob {fp.new_blob[:12]} as its index line says")
     if current is None:
         mode = fp.new_mode or 0o100644
         return FileResult(Outcome.APPLIED, Step.EXACT, FileChange(fp.path, content, mode=mode))
     if current == content:
         return FileResult(Outcome.UPSTREAMED, Step.PROBE)
     why = "the patch creates this file, but it already exists with other content"
-    return _stopped(Outcome.CONFLICT, fp.path, "new file", why, current)
+    return stopped(Outcome.CONFLICT, fp.path, "new file", why, current)
 
 
 def _deleted_file(fp: FilePatch, current: bytes) -> FileResult:
@@ -433,31 +374,10 @@ def _deleted_file(fp: FilePatch, current: bytes) -> FileResult:
     if current == expected:
         return FileResult(Outcome.APPLIED, Step.EXACT, FileChange(fp.path, None))
     if fp.old_blob and blob_id(current).startswith(fp.old_blob):
-        return _corrupt(
+        return corrupt(
             fp,
             f"it deletes {fp.path}, but its hunks remove {len(split_lines(expected))} of its "
             f"{len(split_lines(current))} lines; its index line and its hunks disagree",
         )
     why = "the patch deletes this file, but its content differs from what the patch expects"
-    return _stopped(Outcome.CONFLICT, fp.path, "deleted file", why)
-
-
-def combine(patch_id: str, results: Sequence[FileResult], message: str = "") -> PatchResult:
-    """One patch's result from its files' results: the worst outcome wins."""
-    outcomes = {r.outcome for r in results}
-    if Outcome.UPSTREAMED in outcomes and outcomes & {Outcome.APPLIED, Outcome.CARRIED}:
-        outcome = Outcome.PARTLY_UPSTREAMED
-    else:
-        outcome = min(outcomes, key=SEVERITY.index)
-    steps = [r.step for r in results if r.outcome == outcome] or [Step.NONE]
-    step = Step.THREE_WAY if Step.THREE_WAY in steps else steps[0]
-    return PatchResult(
-        patch_id=patch_id,
-        outcome=outcome,
-        step=step,
-        changes=tuple(r.change for r in results if r.change is not None),
-        message=message,
-        details=tuple(d for r in results for d in r.details),
-        conflicted=tuple(r.conflicted for r in results if r.conflicted is not None),
-        placements=tuple(p for r in results for p in r.placements),
-    )
+    return stopped(Outcome.CONFLICT, fp.path, "deleted file", why)

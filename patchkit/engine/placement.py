@@ -15,8 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from patchkit.engine.diffparse import Hunk
-from patchkit.engine.fileview import FileView as FileView  # diffapply imports it from here
-from patchkit.engine.fileview import squash
+from patchkit.engine.fileview import FileView, squash
 from patchkit.engine.structure import Scope, ScopePath, language_of
 from patchkit.model import Candidate, Rule
 

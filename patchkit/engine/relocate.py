@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from patchkit.engine.diffparse import FilePatch, split_lines
+from patchkit.engine.fileresult import FileResult, Job
 from patchkit.engine.fileview import FileView
 from patchkit.engine.placement import Placer, Plan, base_at
 from patchkit.engine.structure import same_language_patterns
 from patchkit.model import ConflictDetail, Outcome, Step
 
-if TYPE_CHECKING:
-    from patchkit.engine.diffapply import FileResult, Job
-
-Apply = Callable[["Job", bytes], "FileResult"]
+Apply = Callable[[Job, bytes], FileResult]
 
 Reader = Callable[[str], bytes | None]
 _LOOKED_AT = 12  # candidate files tried at most, per scope
@@ -127,8 +125,6 @@ def elsewhere(job: Job, apply: Apply) -> FileResult | None:
 def _many_homes(fp: FilePatch, paths: list[str]) -> FileResult:
     why = f"the code it changes moved, and fits {len(paths)} files: {', '.join(paths)}"
     detail = ConflictDetail(fp.path, "moved", why)
-    from patchkit.engine.diffapply import FileResult  # the engine's own value (a cycle at import)
-
     return FileResult(Outcome.AMBIGUOUS, Step.NONE, details=(detail,))
 
 

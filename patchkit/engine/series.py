@@ -133,7 +133,8 @@ def run_diff(
     explain: bool = False,
     finder: Finder | None = None,
 ) -> PatchResult:
-    from patchkit.engine.diffapply import FileResult, apply_file, combine  # for diffs only
+    from patchkit.engine.diffapply import apply_file  # for diffs only
+    from patchkit.engine.fileresult import FileResult, combine
 
     parsed = file_patches(meta)
     _refuse_files_under_files(meta, parsed, read)

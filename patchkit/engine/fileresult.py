@@ -1,0 +1,104 @@
+"""What applying one file's part of a diff needs (:class:`Job`) and gives (:class:`FileResult`),
+the results every step of :mod:`patchkit.engine.diffapply` builds, and a patch's result from
+its files' (:func:`combine`: the worst outcome wins)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from patchkit.engine.diffparse import FilePatch
+from patchkit.gitrepo import MergeResult
+from patchkit.model import ConflictDetail, FileChange, Outcome, PatchResult, Placement, Step
+
+if TYPE_CHECKING:
+    from patchkit.engine.relocate import Finder
+
+Reader = Callable[[str], bytes | None]
+BlobReader = Callable[[str], bytes | None]
+Merger = Callable[[bytes, bytes, bytes, tuple[str, str, str]], MergeResult]
+
+# Worst first: the outcome of a patch is the worst outcome of its files.
+SEVERITY = [
+    Outcome.FAILED,
+    Outcome.AMBIGUOUS,
+    Outcome.CONFLICT,
+    Outcome.GONE,
+    Outcome.PARTLY_UPSTREAMED,
+    Outcome.CARRIED,
+    Outcome.APPLIED,
+    Outcome.UPSTREAMED,
+]
+
+
+@dataclass(frozen=True)
+class FileResult:
+    outcome: Outcome
+    step: Step
+    change: FileChange | None = None  # None: nothing to write
+    details: tuple[ConflictDetail, ...] = ()
+    conflicted: FileChange | None = None
+    placements: tuple[Placement, ...] = ()
+
+
+@dataclass(frozen=True)
+class Job:
+    """One file's part of a diff, and what it needs from outside."""
+
+    fp: FilePatch
+    blob: BlobReader
+    merge: Merger
+    label: str
+    explain: bool = False  # name every hunk's scope path, parsing files placement did not need
+    finder: Finder | None = None  # where moved code went (renamed files, moved scopes)
+    read: Reader | None = None  # the tree, for files the code moved to
+
+
+def stopped(outcome: Outcome, path: str, where: str, why: str, ours: bytes = b"") -> FileResult:
+    """A file the patch cannot change, with the one reason why."""
+    detail = ConflictDetail(path, where, why, ours.decode(errors="replace"))
+    return FileResult(outcome, Step.NONE, details=(detail,))
+
+
+def corrupt(fp: FilePatch, why: str) -> FileResult:
+    return stopped(Outcome.FAILED, fp.path, "diff", f"the diff is corrupt: {why}")
+
+
+def file_result(
+    fp: FilePatch,
+    outcome: Outcome,
+    step: Step,
+    lines: list[bytes],
+    placements: tuple[Placement, ...] = (),
+    content: bytes | None = None,  # the lines joined, when the caller has them
+) -> FileResult:
+    if content is None:
+        content = b"".join(lines)
+    mode = fp.new_mode if fp.new_mode != fp.old_mode else None
+    rename = fp.old_path if fp.old_path != fp.new_path else None
+    if outcome is Outcome.UPSTREAMED and not rename and not mode:
+        return FileResult(outcome, step, placements=placements)
+    change = FileChange(fp.path, content, mode=mode, old_path=rename)
+    return FileResult(outcome, step, change, placements=placements)
+
+
+def combine(patch_id: str, results: Sequence[FileResult], message: str = "") -> PatchResult:
+    """One patch's result from its files' results: the worst outcome wins."""
+    outcomes = {r.outcome for r in results}
+    if Outcome.UPSTREAMED in outcomes and outcomes & {Outcome.APPLIED, Outcome.CARRIED}:
+        outcome = Outcome.PARTLY_UPSTREAMED
+    else:
+        outcome = min(outcomes, key=SEVERITY.index)
+    steps = [r.step for r in results if r.outcome == outcome] or [Step.NONE]
+    step = Step.THREE_WAY if Step.THREE_WAY in steps else steps[0]
+    return PatchResult(
+        patch_id=patch_id,
+        outcome=outcome,
+        step=step,
+        changes=tuple(r.change for r in results if r.change is not None),
+        message=message,
+        details=tuple(d for r in results for d in r.details),
+        conflicted=tuple(r.conflicted for r in results if r.conflicted is not None),
+        placements=tuple(p for r in results for p in r.placements),
+    )
