@@ -17,11 +17,11 @@ def read_fd(fd: int) -> bytes:
     """Everything in the open file ``fd``, which is closed after (also when reading fails)."""
     try:
         size = os.fstat(fd).st_size
-        data = os.read(fd, size + 1)  # a short read is the end of the file
-        if len(data) <= size:
-            return data
-        chunks = [data]  # it grew, or it is not a regular file: read to the end
-        while chunk := os.read(fd, 1 << 20):
+        data = os.read(fd, size + 1)
+        if len(data) == size:
+            return data  # all of it, in one read
+        chunks = [data]  # it grew, shrank, is no regular file, or is over one read (2 GiB)
+        while chunk := os.read(fd, max(size + 1 - len(data), 1 << 20)):
             chunks.append(chunk)
         return b"".join(chunks)
     finally:

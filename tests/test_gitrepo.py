@@ -79,6 +79,17 @@ def test_a_checkout_configured_elsewhere_is_left_to_git(tmp_path: Path) -> None:
     )
     assert checkout._read_checkout(up.path) is None
     assert checkout.locate_checkout(up.path) == _git_says(up.path)
+    run_git(up.path, "config", "--unset", "core.worktree")
+    assert checkout._read_checkout(up.path) is not None
+    for key, value in (
+        ("core.bare", "1"),
+        ("core.bare", "yes"),
+        ("extensions.worktreeConfig", "true"),
+    ):
+        run_git(up.path, "config", key, value)
+        assert checkout._read_checkout(up.path) is None, (key, value)
+        assert checkout.locate_checkout(up.path) == _git_says(up.path)
+        run_git(up.path, "config", "--unset", key)
 
 
 def test_resolve_answers_as_rev_parse_does(tmp_path: Path) -> None:

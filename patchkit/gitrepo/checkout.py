@@ -92,10 +92,25 @@ def _git_dir_of(top: Path, dot_git: os.stat_result) -> Path | None:
         return None
     for config in configs:
         with contextlib.suppress(FileNotFoundError):  # a linked worktree may have none
-            settings = config.read_bytes().lower().replace(b" ", b"").replace(b"\t", b"")
-            if b"worktree=" in settings or b"bare=true" in settings:
-                return None  # a work tree configured elsewhere, or a bare repository
+            if _configured_elsewhere(config.read_bytes()):
+                return None
+    if os.stat(git_dir).st_uid != os.geteuid():
+        return None  # git refuses a repository another user owns ("dubious ownership")
     return git_dir.resolve()
+
+
+_PLAIN_BARE = (b"false", b"no", b"off", b"0")
+
+
+def _configured_elsewhere(config: bytes) -> bool:
+    """The config names a work tree elsewhere (``core.worktree``), may be bare (``core.bare``
+    anything but false), or keeps per-worktree settings (``extensions.worktreeConfig``)."""
+    for raw in config.lower().splitlines():
+        line = raw.split(b"#")[0].split(b";")[0].replace(b" ", b"").replace(b"\t", b"")
+        key, _, value = line.partition(b"=")
+        if key in (b"worktree", b"worktreeconfig") or (key == b"bare" and value not in _PLAIN_BARE):
+            return True
+    return False
 
 
 def is_repo(path: Path) -> bool:

@@ -96,9 +96,9 @@ class GitRepo:
                 continue
             status, name = entry[:2], entry[3:]
             dirty.append(name)
-            if status[0] == "R" and i + 1 < len(entries):
-                dirty.append(entries[i + 1])  # a staged rename changed its old path too
-            i += 2 if status[0] in "RC" else 1  # renames carry the old name next
+            if "R" in status and i + 1 < len(entries):
+                dirty.append(entries[i + 1])  # a rename (staged or not) changed its old path too
+            i += 2 if "R" in status or "C" in status else 1  # they carry the old name next
         return dirty
 
     def tags(self, pattern: str = "*") -> list[str]:

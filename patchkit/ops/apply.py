@@ -137,7 +137,8 @@ def _apply(
         _check_clean(tree, state, patches)
     seen = _Seen(tree)
     overlay = _originals(tree, store, state)
-    overlay.base = seen.read  # the tree as it is (fingerprints kept), each file read once
+    overlay.base = seen.read  # the tree as it is, each file read once
+    overlay.base_fingerprint = seen.fingerprint
     results = run_series(patches, overlay, blobs, explain=explain)
     failed = [r for r in results if not r.outcome.ok]
     if failed:
@@ -145,7 +146,7 @@ def _apply(
         raise ApplyFailed(f"could not apply {names} to {tree.root}", results)
     new_state = _new_state(seen, store, entry, commit_id, patches, results, overlay, state)
     writes = _writes(seen, overlay, state)
-    commit(tree, store, writes, new_state, command="apply")
+    commit(tree, store, writes, new_state, command="apply", expected=seen.contents)
     return ApplyReport(
         entry.name, commit_id, tuple(results), tuple(w.path for w in writes), recovered=recovered
     )
@@ -188,10 +189,20 @@ class _Seen:
         self.tree = tree
         self._files: dict[str, bytes | None] = {}
 
+    @property
+    def contents(self) -> dict[str, bytes | None]:
+        """Every file read so far, as it was read."""
+        return self._files
+
     def read(self, path: str) -> bytes | None:
         if path not in self._files:
             self._files[path] = self.tree.read(path)
         return self._files[path]
+
+    def fingerprint(self, path: str) -> tuple[int, ...] | None:
+        """The file's fingerprint, taken before its content is read; None once it was read
+        (the bytes kept may be older than the file now: no verdict may pair them)."""
+        return None if path in self._files else self.tree.fingerprint(path)
 
     def mode(self, path: str) -> int | None:
         return self.tree.mode(path)

@@ -113,13 +113,22 @@ class StateStore:
         return digest
 
     def get(self, digest: str) -> bytes:
+        """The saved bytes named ``digest``; a damaged object (cut short by a power loss, say)
+        is refused, never restored over a file."""
         try:
-            return (self.objects / digest).read_bytes()
+            content = (self.objects / digest).read_bytes()
         except FileNotFoundError:
             raise TreeError(
                 f"{self.objects / digest}: the saved original is missing",
                 hint="the state directory was damaged; restore the file from upstream by hand",
             ) from None
+        if sha256(content) != digest:
+            raise TreeError(
+                f"{self.objects / digest}: the saved original is damaged (its content no longer "
+                "has the digest it is named by)",
+                hint="the state directory was damaged; restore the file from upstream by hand",
+            )
+        return content
 
 
 def _write(path: str, content: bytes) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from patchkit.errors import TreeError, UnsafePathError, shown
 from patchkit.fileio import read_fd
 from patchkit.gitrepo import locate_checkout
+from patchkit.workspace.mounts import stat_is_fresh
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # an open that refuses a symlink as its last part
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -108,9 +109,10 @@ class Tree:
         """What changes whenever the file changes, from one ``lstat``: type and mode, device,
         inode, size, modification and change times (the last two, in ns, last). ``()`` when no
         file is there; None when the path is not a plain file of this tree (a read says why).
-        Writers replace files (a new inode) and set the change time; nobody can set it back."""
+        Writers replace files (a new inode) and set the change time; nobody can set it back.
+        None on a network file system, whose ``lstat`` may show an old answer (``mounts``)."""
         mapped = self.mapper(repo_path)
-        if mapped is None or "\0" in repo_path:
+        if mapped is None or "\0" in repo_path or not stat_is_fresh(str(self.root)):
             return None
         try:
             st = os.lstat(os.path.join(self.root, mapped))

@@ -17,7 +17,7 @@ import errno
 import json
 import os
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -166,11 +166,16 @@ def commit(
     state: State | _Keep | None,
     *,
     command: str = "apply",
+    expected: Mapping[str, bytes | None] | None = None,
 ) -> None:
-    """Apply ``writes`` and save ``state`` (``KEEP``: leave it), or leave every file as it was."""
+    """Apply ``writes`` and save ``state`` (``KEEP``: leave it), or leave every file as it was.
+    ``expected``: files as the command read them when it computed the writes; one that differs
+    now was changed meanwhile by someone else, and nothing is written (their edit would be
+    replaced, and lost from the state's originals)."""
     writes = list(writes)
     _check_places(tree, writes)
     before = {w.path: (tree.read(w.path), tree.mode(w.path)) for w in writes}
+    _check_unchanged(tree, before, expected or {}, command)
     _write_journal(store, _journal(store, writes, before, command))
     done: list[str] = []
     try:
@@ -184,6 +189,21 @@ def commit(
         raise
     journal_path(store).unlink(missing_ok=True)  # the commit point
     _written(tree, done)
+
+
+def _check_unchanged(
+    tree: Tree,
+    before: Mapping[str, tuple[bytes | None, int | None]],
+    expected: Mapping[str, bytes | None],
+    command: str,
+) -> None:
+    changed = sorted(p for p in before if p in expected and before[p][0] != expected[p])
+    if changed:
+        raise TreeError(
+            f"{', '.join(changed)} changed in {tree.root} while `patchkit {command}` ran "
+            "(someone else wrote it); nothing was written",
+            hint=f"run `patchkit {command}` again once the other writer is done",
+        )
 
 
 def _journal(

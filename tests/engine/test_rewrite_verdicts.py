@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import patchkit.workspace.tree as tree_module
 from patchkit.engine import rewrite_outcome
 from patchkit.engine.rewrite_select import Selector, from_counts
 from patchkit.engine.series import Blobs
@@ -98,6 +99,7 @@ def test_a_searched_file_edited_after_a_warm_apply_is_looked_at_again(
     """After warm applies kept every verdict, a file that comes to define the anchor makes the
     rewrite ambiguous; a kept verdict would have applied it to one file, silently."""
     monkeypatch.setattr(rewrite_outcome, "_SETTLED_NS", -(10**12))  # trust every time stamp
+    monkeypatch.setattr(tree_module, "stat_is_fresh", lambda path: True)  # a local disk
     rel = Releases(tmp_path, {"pkg/mod.py": MOD, "pkg/other.py": "X = 1\n"})
     rel.rewrite("bump", SEARCHING)
     tree = checkout_tree(rel.upstream.path, "demo")
@@ -119,8 +121,12 @@ def test_a_searched_file_edited_after_a_warm_apply_is_looked_at_again(
     assert "pkg/other.py" in str(failed.value.results)  # type: ignore[attr-defined]
 
 
-def test_a_tree_fingerprint_moves_with_every_write(tmp_path: Path) -> None:
+def test_a_tree_fingerprint_moves_with_every_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from testing.builders import Upstream
+
+    monkeypatch.setattr(tree_module, "stat_is_fresh", lambda path: True)  # a local disk
 
     up = Upstream(tmp_path / "up")
     up.commit({"pkg/a.py": "a\n"})
@@ -136,3 +142,26 @@ def test_a_tree_fingerprint_moves_with_every_write(tmp_path: Path) -> None:
     assert tree.fingerprint("pkg/gone.py") == () and tree.fingerprint("pkg/a.py/x") == ()
     (up.path / "link.py").symlink_to(up.path / "pkg/a.py")
     assert tree.fingerprint("link.py") is None  # not a plain file: the read says why
+
+
+def test_bytes_read_earlier_are_never_paired_with_a_later_fingerprint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An apply reads each file once. A file saved after that read but before a later rewrite
+    looks at it has a new fingerprint and old bytes: no verdict may be kept from that pair."""
+    from patchkit.ops.apply import _Seen
+    from testing.builders import Upstream
+
+    monkeypatch.setattr(rewrite_outcome, "_SETTLED_NS", -(10**12))  # trust every time stamp
+    monkeypatch.setattr(tree_module, "stat_is_fresh", lambda path: True)  # a local disk
+    up = Upstream(tmp_path / "up")
+    up.commit({"pkg/mod.py": COMPUTE, "pkg/x.py": "X = 1\n"})
+    tree = checkout_tree(up.path, "demo")
+    seen = _Seen(tree)
+    assert seen.read("pkg/x.py") == b"X = 1\n"  # an earlier rewrite of the series read it
+    (up.path / "pkg/x.py").write_bytes(b"X = 1\n\n\n" + COMPUTE)  # saved meanwhile
+    first = rewrite_outcome._taken("k", [SELECTOR], seen.read, tree.files_under, seen.fingerprint)
+    assert set(first) == {"pkg/mod.py"}  # this command works on what it read
+    again = _Seen(tree)
+    found = rewrite_outcome._taken("k", [SELECTOR], again.read, tree.files_under, again.fingerprint)
+    assert set(found) == {"pkg/mod.py", "pkg/x.py"}

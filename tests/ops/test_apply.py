@@ -306,3 +306,29 @@ def test_an_unreadable_journal_stops_with_a_message_not_a_crash(tmp_path: Path) 
         s.apply()
     assert "remove" in (info.value.hint or "")
     assert snapshot(s.root) == before
+
+
+def test_an_edit_made_while_apply_runs_is_kept_and_nothing_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Someone saves a file after apply read it and before apply writes: apply refuses, the
+    edit stays, nothing is written, and a later apply patches the edited file."""
+    import patchkit.ops.apply as ops_apply
+
+    s = four_patches(tmp_path)
+    real = ops_apply.run_series
+
+    def series_then_edit(*args: object, **kw: object) -> object:
+        results = real(*args, **kw)  # type: ignore[arg-type]
+        (s.root / "c").write_text("c one\nc two\nc three\nsaved meanwhile\n")
+        return results
+
+    monkeypatch.setattr(ops_apply, "run_series", series_then_edit)
+    with pytest.raises(TreeError, match=r"changed .* while `patchkit apply` ran"):
+        s.apply()
+    assert s.read("c") == b"c one\nc two\nc three\nsaved meanwhile\n"
+    assert s.read("a") == FILES["a"].encode()  # nothing written
+    assert StateStore(s.tree().state_dir).load() is None
+    monkeypatch.setattr(ops_apply, "run_series", real)
+    s.apply(allow_dirty=True)
+    assert s.read("c") == b"c one\nc TWO\nc three\nsaved meanwhile\n"

@@ -28,3 +28,17 @@ def test_the_whole_tree_answer_is_the_named_one(
     monkeypatch.setattr(treecheck, "WHOLE_TREE_ABOVE", 3)
     assert treecheck.changed_files(tree, asked) == by_name
     assert by_name == ["d1/f1.txt", "d2/f2.txt", "d2/moved.txt", "d3/new.txt", "d4/f4.txt"]
+
+
+def test_a_rename_git_sees_in_the_work_tree_changes_both_paths(tmp_path: Path) -> None:
+    """A file moved and added with intent (``git add -N``): git reports `` R new\\0old``; the old
+    path is a change too, and is not read as an entry of its own."""
+    from patchkit.gitrepo import GitRepo
+
+    up = Upstream(tmp_path / "up")
+    up.commit({"a.txt": "line1\nline2\nline3\nline4\n", "keep.txt": "x\n"}, "base")
+    (up.path / "a.txt").rename(up.path / "b.txt")
+    run_git(up.path, "add", "-N", "b.txt")
+    with GitRepo(up.path) as repo:
+        assert sorted(repo.dirty_paths()) == ["a.txt", "b.txt"]
+        assert sorted(repo.dirty_paths(["a.txt", "keep.txt"])) == ["a.txt"]

@@ -245,3 +245,15 @@ def test_a_rebase_killed_while_publishing_is_rolled_back_by_the_next_rebase(
     assert not journal_path(StateStore(project_tree(project).state_dir)).exists()
     publish({project / "one.patch": b"new\n"}, project / "upstream.lock", "demo", "1.1", "b" * 40)
     assert "1.1" in (project / "upstream.lock").read_text()
+
+
+def test_a_damaged_saved_original_is_refused_not_restored(tmp_path: Path) -> None:
+    from patchkit.errors import TreeError
+    from patchkit.workspace.state import StateStore
+
+    store = StateStore(tmp_path / "state")
+    name = store.put(b"the original\n")
+    assert store.get(name) == b"the original\n"
+    (store.objects / name).write_bytes(b"the orig")  # cut short
+    with pytest.raises(TreeError, match="damaged"):
+        store.get(name)
