@@ -325,8 +325,9 @@ class PatchResult:
     placements: tuple[Placement, ...] = ()  # per hunk of a diff: where it went and by which rule
 
     def reasons(self) -> str:
-        """Where and why each hunk stopped, on one line ("" when none is named)."""
-        return "; ".join(f"{d.path} {d.hunk}: {d.reason}" for d in self.details)
+        """Where and why each hunk stopped, on one line; the result's message when no hunk is
+        named."""
+        return "; ".join(f"{d.path} {d.hunk}: {d.reason}" for d in self.details) or self.message
 
 
 @dataclass(frozen=True)

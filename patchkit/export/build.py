@@ -159,8 +159,7 @@ def _run(ctx: Build, meta: PatchMeta, earlier: Sequence[PatchMeta]) -> tuple[lis
     if result.outcome is Outcome.UPSTREAMED or (result.outcome.ok and not deltas):
         return [], f"already in upstream at {ctx.base_label}: nothing to export"
     if not result.outcome.ok:
-        reasons = result.reasons()
-        return [], f"{result.outcome.value}: {reasons or result.message}"
+        return [], f"{result.outcome.value}: {result.reasons()}"
     return deltas, ""
 
 
@@ -214,10 +213,9 @@ def _test_deltas(ctx: Build, meta: PatchMeta, earlier: Sequence[PatchMeta]) -> l
         return []
     result, deltas = patch_deltas(test, [*earlier, meta], Overlay(ctx.read_base), ctx.blobs)
     if not result.outcome.ok:
-        reasons = result.reasons()
         raise PatchFailed(
             f"the upstream test of {meta.id} ({test.file}) does not apply onto "
-            f"{ctx.base_label}: {reasons or result.message}",
+            f"{ctx.base_label}: {result.reasons()}",
             hint="remake the test's diff against upstream's tests/ at the pinned commit",
         )
     return deltas

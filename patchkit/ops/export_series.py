@@ -39,10 +39,9 @@ def _diffs(
     for meta in patches:
         result = run_patch(meta, lock.read, blobs)
         if not result.outcome.ok:
-            reasons = result.reasons()
             raise PatchFailed(
                 f"{meta.id} does not apply at the lock ({result.outcome.value}): "
-                f"{reasons or result.message}; no series written",
+                f"{result.reasons()}; no series written",
                 hint="`patchkit apply` shows why; fix the patch, or leave it out with --set",
             )
         diff = unified_diff(change_deltas(result.changes, lock))

@@ -19,10 +19,8 @@ from patchkit.ops.context import Project, blobs_for, open_checkout
 def show(meta: PatchMeta, earlier: Sequence[PatchMeta], overlay: Overlay, blobs: Blobs) -> bytes:
     result, deltas = patch_deltas(meta, earlier, overlay, blobs)
     if not result.outcome.ok:
-        reasons = result.reasons()
         raise PatchFailed(
-            f"{meta.id} does not apply to this tree ({result.outcome.value}): "
-            f"{reasons or result.message}"
+            f"{meta.id} does not apply to this tree ({result.outcome.value}): {result.reasons()}"
         )
     return unified_diff(deltas)
 
