@@ -122,6 +122,12 @@ COMMANDS = (
         "patchkit.cli.upstream_check:add_upstream_check_args",
         "patchkit.cli.upstream_check:upstream_check_cmd",
     ),
+    Command(
+        "watch",
+        "rebase onto upstream versions newer than the lock on a branch, with a report (CI)",
+        "patchkit.cli.watch:add_watch_args",
+        "patchkit.cli.watch:watch_cmd",
+    ),
 )
 
 

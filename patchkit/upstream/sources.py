@@ -185,6 +185,11 @@ class GitMirror(UpstreamRepo):
             )
         return found
 
+    def refresh(self) -> None:
+        """Fetch the remote's branches and tags now (``watch`` looks for new ones)."""
+        with exclusive(self.path):
+            self._fetch()
+
     def _fetch(self) -> None:
         refspecs = ["+refs/heads/*:refs/upstream/heads/*", "+refs/tags/*:refs/upstream/tags/*"]
         try:
