@@ -38,6 +38,7 @@ _API = {
     "rebase": "patchkit.ops.rebase:rebase",
     "continue_rebase": "patchkit.ops.rebase:continue_rebase",
     "abort_rebase": "patchkit.ops.rebase:abort_rebase",
+    "retire": "patchkit.ops.retire:retire",
     "export_pr": "patchkit.ops.export_pr:export_pr",
     "upstream_check": "patchkit.ops.upstream_check:upstream_check",
     "import_patches": "patchkit.ops.import_:import_patches",
@@ -56,6 +57,7 @@ _API = {
     "RecordReport": "patchkit.ops.record:RecordReport",
     "PortReport": "patchkit.ops.port:PortReport",
     "RebaseReport": "patchkit.ops.rebase_conflicts:RebaseReport",
+    "RetireReport": "patchkit.ops.retire:RetireReport",
     "VerifyReport": "patchkit.verification.run:VerifyReport",
     "ExportReport": "patchkit.export.results:ExportReport",
     "UpstreamCheckReport": "patchkit.ops.upstream_check:UpstreamCheckReport",
@@ -79,6 +81,7 @@ __all__ = [
     "RebaseReport",
     "RecordReport",
     "ResetReport",
+    "RetireReport",
     "Rewrite",
     "SeriesExport",
     "StatusReport",
@@ -99,6 +102,7 @@ __all__ = [
     "rebase",
     "record",
     "reset",
+    "retire",
     "show",
     "status",
     "upstream_check",
@@ -140,6 +144,7 @@ if TYPE_CHECKING:  # what type checkers and editors see
     from patchkit.ops.record import record_target as record
     from patchkit.ops.reset import ResetReport
     from patchkit.ops.reset import reset_target as reset
+    from patchkit.ops.retire import RetireReport, retire
     from patchkit.ops.show import show_patch as show
     from patchkit.ops.status import StatusReport
     from patchkit.ops.status import status_target as status

@@ -87,6 +87,12 @@ COMMANDS = (
         "patchkit.cli.rebase:rebase_cmd",
     ),
     Command(
+        "retire",
+        "retire a patch upstream merged: its metadata says merged, in which release (and PR)",
+        "patchkit.cli.retire:add_retire_args",
+        "patchkit.cli.retire:retire_cmd",
+    ),
+    Command(
         "port",
         "apply one diff made at a base commit to a checkout at any commit (rebase's plumbing)",
         "patchkit.cli.port:add_port_args",

@@ -19,8 +19,9 @@ from patchkit.model import Outcome, PatchMeta, SourceKind, UpstreamStatus
 from patchkit.ops.apply import apply
 from patchkit.ops.context import Project, blobs_for, load_project
 from patchkit.ops.rebase import abort_rebase, continue_rebase, rebase
-from patchkit.ops.rebase_conflicts import RebaseReport
+from patchkit.ops.rebase_conflicts import RebaseReport, stop_hint
 from patchkit.ops.rebase_pins import rebase_with_pins
+from patchkit.ops.rebase_run import carried
 from patchkit.workspace.tree import checkout_tree
 
 _Done = TypeVar("_Done")
@@ -28,7 +29,13 @@ _Done = TypeVar("_Done")
 
 def add_rebase_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", "-t", required=True, help="vllm, flashinfer, ...")
-    parser.add_argument("--set", dest="sets", action="append", metavar="NAME")
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        metavar="NAME",
+        help="rebase only this patch set's patches (repeatable; default: every set)",
+    )
     parser.add_argument("--project", type=Path, default=Path.cwd(), help="default: current dir")
     parser.add_argument("--onto", help="release version (or `latest`), tag or commit")
     parser.add_argument(
@@ -118,10 +125,12 @@ def _with_pins(args: argparse.Namespace, project: Project) -> int:
 def _finish(args: argparse.Namespace, root: Path, report: RebaseReport) -> int:
     _show(args, report)
     if report.stopped:
+        stopped = [p for p in report.patches if not carried(p.outcome)]
         raise RebaseStopped(
-            f"rebase of {report.target} onto {report.onto} stopped; report: {report.report}",
-            hint=f"fix the files in {report.worktree}, then `patchkit rebase --target "
-            f"{report.target} --continue`; or `--abort`",
+            f"rebase of {report.target} onto {report.onto} stopped at "
+            f"{', '.join(f'{p.id} ({p.shown})' for p in stopped)}; report: {report.report}",
+            hint="; ".join(f"{p.id}: {stop_hint(report, p)}" for p in stopped)
+            + f"; or `patchkit rebase --target {report.target} --abort`",
         )
     if not args.no_verify:
         verify_changed(args, root, report)
@@ -219,7 +228,7 @@ def print_report(report: RebaseReport) -> None:
     for p in report.patches:
         refreshed = "refreshed" if p.refreshed else ""
         row = (p.absorbed_by or "", p.broken_by or "", str(p.probes), refreshed)
-        table.add_row(p.id, p.outcome.value, p.step, *row)
+        table.add_row(p.id, p.shown, p.step, *row)
     console.print(table)
     moved = f"lock moved to {report.onto} ({report.commit})" if report.lock_moved else "lock kept"
     console.print(f"{moved}; bisection ran the series at {report.points} point(s)")

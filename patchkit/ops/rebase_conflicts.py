@@ -40,6 +40,7 @@ from patchkit.workspace.tree import Tree, write_file
 from patchkit.workspace.txn import KEEP, Write, recover
 from patchkit.workspace.txn import commit as txn_commit
 
+_PARTLY = Outcome.PARTLY_UPSTREAMED
 STATE = "state.json"
 REPORT_MD = "conflicts.md"
 REPORT_JSON = "conflicts.json"
@@ -59,6 +60,15 @@ class PatchRebase:
     details: tuple[ConflictDetail, ...] = ()
     message: str = ""
     placements: tuple[Placement, ...] = ()  # per hunk of a diff: where it went, by which rule
+    kind: str = "diff"  # a PatchKind value: what a person changes to fix it
+    patch_file: str = ""  # its patch file (.patch or .py), relative to the project
+    absorbed: bool = False  # upstream absorbed the change, then reworked that code: retire it
+
+    @property
+    def shown(self) -> str:
+        """The outcome as people read it: a patch upstream absorbed and later reworked is
+        ``absorbed``, never a conflict to fix."""
+        return "absorbed" if self.absorbed else self.outcome.value
 
 
 @dataclass(frozen=True)
@@ -86,7 +96,9 @@ class RebaseReport:
             "patches": [
                 {
                     "id": p.id,
-                    "outcome": p.outcome.value,
+                    "outcome": p.shown,
+                    "engine_outcome": p.outcome.value,
+                    "kind": p.kind,
                     "step": p.step,
                     "absorbed_by": p.absorbed_by,
                     "broken_by": p.broken_by,
@@ -236,30 +248,32 @@ def report_markdown(report: RebaseReport) -> str:
     lines = [
         f"# Rebase of {report.target} {report.from_version} onto {report.onto}: stopped",
         "",
-        f"Worktree with the conflicted files: `{report.worktree}`",
+        f"Worktree with the stopped patches' files: `{report.worktree}`",
         "",
         "| patch | outcome | step | broken by | absorbed by |",
         "|---|---|---|---|---|",
     ]
     for p in report.patches:
         lines.append(
-            f"| {p.id} | {p.outcome.value} | {p.step} | {p.broken_by or ''} | "
-            f"{p.absorbed_by or ''} |"
+            f"| {p.id} | {p.shown} | {p.step} | {p.broken_by or ''} | {p.absorbed_by or ''} |"
         )
     for p in report.patches:
         if not p.outcome.ok:
             lines += _patch_section(p)
-    lines += ["", "## What to do", "", *_next_steps(report.target)]
+    lines += ["", "## What to do", "", *next_steps(report)]
     return "\n".join(lines) + "\n"
 
 
 def _patch_section(patch: PatchRebase) -> list[str]:
     broken = f" (first at {patch.broken_by})" if patch.broken_by else ""
-    lines = ["", f"## {patch.id}: {patch.outcome.value}{broken}", ""]
+    lines = ["", f"## {patch.id}: {patch.shown}{broken}", ""]
     if patch.message:
         lines += [patch.message, ""]
     for d in patch.details:
         lines += [f"### `{d.path}` {d.hunk}".rstrip(), "", f"Reason: {d.reason}", ""]
+        if not d.theirs:  # a rewrite that found no site: upstream's whole code is no help
+            lines += [f"(upstream's code is in the worktree: `{d.path}`)", ""]
+            continue
         lines += ["Upstream now (ours):", "", *_fenced(d.ours), ""]
         lines += ["The patch wants (theirs):", "", *_fenced(d.theirs), ""]
     return lines
@@ -273,13 +287,33 @@ def _fenced(text: str) -> list[str]:
     return [fence, text.rstrip("\n"), fence]
 
 
-def _next_steps(target: str) -> list[str]:
+def stop_hint(report: RebaseReport, patch: PatchRebase) -> str:
+    """What a person does about one stopped patch: it depends on what it is."""
+    again = f"`patchkit rebase --target {report.target} --continue`"
+    if patch.absorbed:
+        return (
+            f"`patchkit retire {patch.id} --merged-in {patch.absorbed_by}` if {report.onto} still "
+            f"has the fix (else fix the patch), then {again}"
+        )
+    if patch.kind == "rewrite":
+        return (
+            f"change the rewrite `{patch.patch_file}` (its anchors, search globs, the edit it "
+            f"makes) or its metadata (`files`) so it finds its code in {report.onto} (the "
+            f"worktree `{report.worktree}` has those files), then {again}: it is re-run"
+        )
+    return (
+        f"edit its files in `{report.worktree}` (remove every conflict marker), then {again}: "
+        "its new diff is recorded from there"
+    )
+
+
+def next_steps(report: RebaseReport) -> list[str]:
+    stopped = [p for p in report.patches if not p.outcome.ok and p.outcome is not _PARTLY]
+    steps = [f"- `{p.id}` ({p.shown}): {stop_hint(report, p)}." for p in stopped]
     return [
-        "1. Fix the files in the worktree (remove every conflict marker).",
-        f"2. `patchkit rebase --target {target} --continue` records the fixed patches' new "
-        "diffs from the worktree and finishes (a rewrite patch is re-run: fix its `.py`).",
-        f"3. Or `patchkit rebase --target {target} --abort`: nothing in the project changed.",
-        "   `--allow-pending` moves the lock anyway and marks the rest pending.",
+        *steps,
+        f"- Or `patchkit rebase --target {report.target} --abort`: nothing in the project "
+        "changed. `--allow-pending` moves the lock anyway and marks the rest pending.",
     ]
 
 

@@ -160,13 +160,11 @@ def _judge(run: Run, ev: Eval, prober: Callable[[], Prober]) -> PatchRebase:
     step = MANUAL if ev.manual else result.step.value
     found = _bisected(run, ev.meta.id, outcome, prober)
     details, message = result.details, result.message
-    if found.outcome == Outcome.UPSTREAMED.value and not carried(outcome):
+    absorbed = found.outcome == Outcome.UPSTREAMED.value and not carried(outcome)
+    if absorbed:
         # Never retired from history alone: upstream may have dropped the fix again.
-        message = (
-            f"upstream absorbed the change in {found.absorbed_by}, then changed that code "
-            f"again in {found.broken_by}, where the patch no longer recognises it: if the fix "
-            'is still there, retire the patch (status = "merged"); if not, fix the patch'
-        )
+        message = absorbed_message(ev.meta.id, found)
+        details = ()  # upstream's reworked code is no conflict to fix
     moved = outcome in (Outcome.CARRIED, Outcome.PARTLY_UPSTREAMED)
     refreshed = moved and new_diff(ev) is not None
     return PatchRebase(
@@ -180,7 +178,26 @@ def _judge(run: Run, ev: Eval, prober: Callable[[], Prober]) -> PatchRebase:
         details,
         message,
         result.placements,
+        kind=ev.meta.kind.value,
+        patch_file=_relative(run.project.root, ev.meta.file),
+        absorbed=absorbed,
     )
+
+
+def absorbed_message(patch_id: str, found: Bisected) -> str:
+    return (
+        f"upstream absorbed the change in {found.absorbed_by}, then reworked that code in "
+        f"{found.broken_by}, where the patch no longer recognises it. If the fix is still "
+        f"there, retire the patch: `patchkit retire {patch_id} --merged-in {found.absorbed_by}`"
+        " (add `--pr N` for the upstream PR), then `--continue`"
+    )
+
+
+def _relative(root: Path, path: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def _bisected(run: Run, patch_id: str, outcome: Outcome, prober: Callable[[], Prober]) -> Bisected:

@@ -490,6 +490,8 @@ def test_cli_json_shape_and_exit_code(rel: Releases, capsys: pytest.CaptureFixtu
         {
             "id": "bump",
             "outcome": "conflict",
+            "engine_outcome": "conflict",
+            "kind": "diff",
             "step": "three-way",
             "absorbed_by": None,
             "broken_by": "1.1",
@@ -575,6 +577,56 @@ def test_absorbed_then_changed_upstream_stops_for_a_person_naming_both_releases(
     assert "absorbed the change in 1.1" in sync.message and "retire the patch" in sync.message
     assert rel.meta("sync") == before
     abort_rebase(project_root=rel.root, target="demo")
+
+
+def test_absorbed_then_reworked_is_reported_absorbed_with_the_retire_command(
+    rel: Releases, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Never `absorbed by 1.1` beside `conflict` on one row, nor upstream's code to fix: the
+    report offers `patchkit retire` with the release, and after it `--continue` finishes."""
+    from patchkit.ops.retire import retire
+
+    call = "return run(kernel, grid, stream=None)"
+    rel.diff("sync", fix(MOD.replace(call, "return run(kernel, grid, stream=None, sync=True)")))
+    rel.release(
+        "1.1",
+        fix(MOD.replace(call, "return run(\n        kernel, grid, stream=None, sync=True\n    )")),
+    )
+    rel.release("1.2", fix(MOD.replace(call, "return launch_v2(kernel, grid, sync=True)")))
+    with pytest.raises(RebaseStopped) as stopped:
+        run_cli("--target", "demo", "--project", str(rel.root), "--onto", "v1.2")
+    retire_cmd = "patchkit retire sync --merged-in 1.1"
+    assert retire_cmd in (stopped.value.hint or "")
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if "sync" in line)
+    assert "absorbed" in row and "conflict" not in row and "1.1" in row
+    report_md = next(
+        line for line in out.splitlines() if line.startswith("conflict report: ")
+    ).removeprefix("conflict report: ")
+    md = Path(report_md).read_text()
+    assert "| sync | absorbed |" in md and "conflict" not in md.split("## What to do")[0]
+    assert retire_cmd in md and "Upstream now (ours)" not in md
+    data = json.loads(Path(report_md).with_suffix(".json").read_text())
+    assert data["patches"][0]["outcome"] == "absorbed" and data["patches"][0]["conflicts"] == []
+    retire(project=load_project(rel.root), patch_id="sync", merged_in="1.1")
+    done = continue_rebase(project_root=rel.root, target="demo")
+    assert done.lock_moved and rel.lock()["version"] == "1.2"
+    assert (rel.meta("sync")["status"], rel.meta("sync")["merged_in"]) == ("merged", "1.1")
+
+
+def test_a_stopped_rewrite_is_told_to_change_its_py_not_markers(
+    rel: Releases, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rel.rewrite("bump")
+    rel.release("1.1", fix(MOD.replace("def compute(a, b):", "def compute_sum(a, b):")))
+    with pytest.raises(RebaseStopped) as stopped:
+        run_cli("--target", "demo", "--project", str(rel.root), "--onto", "v1.1")
+    hint = stopped.value.hint or ""
+    assert "patchsets/demo/patches/bump.py" in hint and "conflict marker" not in hint
+    assert "re-run" in hint
+    md = Path(str(stopped.value.message).split("report: ")[1]).read_text()
+    steps = md.split("## What to do")[1]
+    assert "bump.py" in steps and "conflict marker" not in steps
 
 
 def test_bisection_runs_the_earlier_patches_that_share_its_files(
