@@ -28,6 +28,7 @@ from typing import Any
 
 from patchkit.errors import ConfigError, shown
 from patchkit.model import Args, BenchCase, BenchFallback, BenchMetric, BenchSpec
+from patchkit.tomlschema import Table
 
 KEYS = {
     "name",
@@ -160,12 +161,12 @@ def _one(raw: Any, path: Path, index: int) -> BenchSpec:
         metric=_metric(raw.get("metric", "time"), path, where),
         tolerance=tolerance,
         fallbacks=_fallbacks(raw.get("fallbacks", []), path, where),
-        gpu=bool(raw.get("gpu", True)),
+        gpu=Table(raw, path, where).flag("gpu", True),
         min_capability=_capability(raw.get("min_capability"), path, where),
         rounds=_count(raw, "rounds", 8, path, where),
         reps=_count(raw, "reps", 20, path, where),
         warmup=_count(raw, "warmup", 10, path, where),
-        graph=bool(raw.get("graph", True)),
+        graph=Table(raw, path, where).flag("graph", True),
     )
 
 

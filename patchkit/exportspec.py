@@ -25,6 +25,7 @@ from typing import Any
 
 from patchkit.errors import ConfigError, shown
 from patchkit.model import ExportSpec, UpstreamTest
+from patchkit.tomlschema import Table
 
 _IDENTITY = re.compile(r"^[^<>]+ <[^<>\s]+@[^<>\s]+>$")
 _KEYS = {"identity", "date", "test"}
@@ -90,9 +91,9 @@ def _test(table: dict[str, Any], path: Path, set_root: Path) -> UpstreamTest | N
     return UpstreamTest(
         file=where,
         run=tuple(run),
-        gpu=bool(test.get("gpu", False)),
+        gpu=Table(test, path, "export.test").flag("gpu", False),
         min_capability=_capability(test.get("min_capability"), path),
-        noconftest=bool(test.get("noconftest", False)),
+        noconftest=Table(test, path, "export.test").flag("noconftest", False),
     )
 
 

@@ -26,58 +26,42 @@ from patchkit.model import (
     UpstreamStatus,
 )
 from patchkit.tomlread import read_toml
+from patchkit.tomlschema import Table
 
 MANIFEST = "patchset.toml"
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 KIND_BY_SUFFIX = {".patch": PatchKind.DIFF, ".diff": PatchKind.DIFF, ".py": PatchKind.REWRITE}
 
 
-def _str(raw: dict[str, Any], key: str, path: Path, *, default: str | None = None) -> str:
-    value = raw.get(key, default)
-    if not isinstance(value, str) or (default is None and not value):
-        raise ConfigError(
-            f"{path}: key {shown(key)} must be a non-empty string (got {shown(value)})"
-        )
-    return value
-
-
-def _strs(raw: dict[str, Any], key: str, path: Path) -> tuple[str, ...]:
-    value = raw.get(key, [])
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{path}: key {shown(key)} must be a list of strings")
-    return tuple(value)
-
-
-def _capability(text: Any, path: Path, index: int) -> tuple[int, int] | None:
+def _capability(text: Any, where: str, path: Path) -> tuple[int, int] | None:
     if text in (None, ""):
         return None
-    match = re.fullmatch(r"(\d+)\.(\d+)", str(text))
+    match = re.fullmatch(r"(\d+)\.(\d+)", text) if isinstance(text, str) else None
     if not match:
-        raise ConfigError(f'{path}: tests[{index}].min_capability must look like "9.0"')
+        raise ConfigError(f'{path}: {where}.min_capability must look like "9.0"')
     return int(match.group(1)), int(match.group(2))
 
 
-def _kinds(value: Any, path: Path, index: int) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise ConfigError(f'{path}: tests[{index}].gpu_kinds must be a list like ["H100", "H200"]')
-    return tuple(value)
+def _kinds(item: Table) -> tuple[str, ...]:
+    kinds = item.texts("gpu_kinds")
+    if not all(kinds):
+        raise item.fail("gpu_kinds", 'an array like ["H100", "H200"]', list(kinds))
+    return kinds
 
 
-def _tests(raw: dict[str, Any], path: Path) -> tuple[TestSpec, ...]:
+def _tests(meta: Table) -> tuple[TestSpec, ...]:
     tests = []
-    for i, item in enumerate(raw.get("tests", [])):
-        if not isinstance(item, dict):
-            raise ConfigError(f"{path}: tests[{i}] must be a table")
-        where = _str(item, "where", path, default="set")
+    for item in meta.tables("tests"):
+        where = item.text("where", "set")
         if where not in ("set", "upstream"):
-            raise ConfigError(f'{path}: tests[{i}].where must be "set" or "upstream"')
+            raise item.fail("where", '"set" or "upstream"', where)
         tests.append(
             TestSpec(
                 where=where,
-                node=_str(item, "node", path),
-                gpu=bool(item.get("gpu", False)),
-                min_capability=_capability(item.get("min_capability"), path, i),
-                gpu_kinds=_kinds(item.get("gpu_kinds", []), path, i),
+                node=item.text("node"),
+                gpu=item.flag("gpu", False),
+                min_capability=_capability(item.get("min_capability"), item.where, item.path),
+                gpu_kinds=_kinds(item),
             )
         )
     return tuple(tests)
@@ -111,11 +95,10 @@ class _Dir:
         return self.real / path.name if path.name in self.plain else None
 
 
-def _patch_file(
-    raw: dict[str, Any], meta_path: Path, patch_id: str, beside: _Dir | None
-) -> tuple[Path, PatchKind]:
-    named = "file" in raw
-    names = [_str(raw, "file", meta_path)] if named else [f"{patch_id}{s}" for s in KIND_BY_SUFFIX]
+def _patch_file(meta: Table, patch_id: str, beside: _Dir | None) -> tuple[Path, PatchKind]:
+    meta_path = meta.path
+    named = "file" in meta
+    names = [meta.text("file")] if named else [f"{patch_id}{s}" for s in KIND_BY_SUFFIX]
     listed = None if named or beside is None else beside
     found = [
         meta_path.parent / n
@@ -142,10 +125,10 @@ def _real(path: Path, beside: _Dir | None) -> Path:
     return known if known is not None else path.resolve()
 
 
-def _files(raw: dict[str, Any], path: Path, kind: PatchKind) -> tuple[str, ...]:
+def _files(meta: Table, kind: PatchKind) -> tuple[str, ...]:
     """``files``: the repository paths a rewrite may change, so that the files a patch touches
     are known without importing it (checked against the rewrite whenever it runs)."""
-    files = _strs(raw, "files", path)
+    files, path = meta.texts("files"), meta.path
     if files and kind is not PatchKind.REWRITE:
         raise ConfigError(f"{path}: key 'files' is for rewrites; a diff names its own files")
     for name in files:
@@ -163,11 +146,9 @@ DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 PR_URL = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/pull/\d+$")
 
 
-def _upstream(raw: dict[str, Any], path: Path) -> UpstreamPr:
+def _upstream(meta: Table) -> UpstreamPr:
     """``[upstream] pr = URL, state = "none|open|merged|closed", checked = "YYYY-MM-DD"``."""
-    table = raw.get("upstream", {})
-    if not isinstance(table, dict):
-        raise ConfigError(f"{path}: [upstream] must be a table (pr, state, checked)")
+    table, path = meta.table("upstream", what=" (pr, state, checked)").raw, meta.path
     unknown = sorted(set(table) - {"pr", "state", "checked"})
     if unknown:
         raise ConfigError(f"{path}: [upstream] has unknown keys {unknown}: use pr, state, checked")
@@ -206,65 +187,65 @@ def load_patch(
 ) -> PatchMeta:
     """One patch's metadata; ``beside``: its directory, looked at once for the whole set."""
     raw = read_toml(meta_path)
-    patch_id, target, status = _identity(raw, meta_path, targets)
-    file, kind = _patch_file(raw, meta_path, patch_id, beside)
-    pr = raw.get("pr", {})
+    meta = Table(raw, meta_path)
+    patch_id, target, status = _identity(meta, targets)
+    file, kind = _patch_file(meta, patch_id, beside)
+    pr = meta.table("pr")
     return PatchMeta(
         id=patch_id,
-        title=_str(raw, "title", meta_path),
-        why=_str(raw, "why", meta_path),
+        title=meta.text("title"),
+        why=meta.text("why"),
         target=target,
         kind=kind,
         file=file,
         meta_file=_real(meta_path, beside),
         set_name=set_name,
-        author=_str(raw, "author", meta_path, default=""),
-        issues=_strs(raw, "issues", meta_path),
-        prs=_strs(raw, "prs", meta_path),
+        author=meta.text("author", ""),
+        issues=meta.texts("issues"),
+        prs=meta.texts("prs"),
         status=status,
-        merged_in=raw.get("merged_in") or None,
-        requires=_strs(raw, "requires", meta_path),
-        tests=_tests(raw, meta_path),
+        merged_in=meta.optional_text("merged_in"),
+        requires=meta.texts("requires"),
+        tests=_tests(meta),
         benches=load_benches(raw, meta_path),
-        optional=bool(raw.get("optional", False)),
-        files=_files(raw, meta_path, kind),
-        upstream=_upstream(raw, meta_path),
+        optional=meta.flag("optional", False),
+        files=_files(meta, kind),
+        upstream=_upstream(meta),
         export=load_export(raw, meta_path, meta_path.parent.parent),
-        pr_tags=tuple(pr.get("tags", ())),
-        pr_scope=pr.get("scope") or None,
-        pr_hardware=_hardware(pr, meta_path),
-        pr_since=_str(pr, "since", meta_path, default=""),
-        notes=_str(raw, "notes", meta_path, default=""),
-        history=_history(raw.get("history", {})),
+        pr_tags=pr.texts("tags"),
+        pr_scope=pr.optional_text("scope"),
+        pr_hardware=_hardware(pr.raw, meta_path),
+        pr_since=pr.text("since", ""),
+        notes=meta.text("notes", ""),
+        history=_history(meta.table("history")),
     )
 
 
-def _identity(
-    raw: dict[str, Any], meta_path: Path, targets: tuple[str, ...]
-) -> tuple[str, str, UpstreamStatus]:
+def _identity(meta: Table, targets: tuple[str, ...]) -> tuple[str, str, UpstreamStatus]:
     """The patch's id (its file name), its target (one of the set's) and its upstream status."""
-    patch_id = _str(raw, "id", meta_path)
+    meta_path = meta.path
+    patch_id = meta.text("id")
     if patch_id != meta_path.stem:
         raise ConfigError(
             f"{meta_path}: id {shown(patch_id)} must match the file name {shown(meta_path.stem)}"
         )
-    target = _str(raw, "target", meta_path)
+    target = meta.text("target")
     if target not in targets:
         raise ConfigError(
             f"{meta_path}: target {shown(target)} is not among the set's targets {targets}"
         )
     try:
-        status = UpstreamStatus(raw.get("status", "local"))
-    except ValueError:
+        status = UpstreamStatus(meta.text("status", "local"))
+    except (ValueError, ConfigError):
         raise ConfigError(f"{meta_path}: status must be local, forwarded or merged") from None
     return patch_id, target, status
 
 
-def _history(history: dict[str, Any]) -> PatchHistory:
+def _history(history: Table) -> PatchHistory:
     return PatchHistory(
-        absorbed_by=history.get("absorbed_by") or None,
-        broken_by=history.get("broken_by") or None,
-        pending=history.get("pending") or None,
+        absorbed_by=history.optional_text("absorbed_by"),
+        broken_by=history.optional_text("broken_by"),
+        pending=history.optional_text("pending"),
     )
 
 
@@ -273,9 +254,10 @@ def load_patchset(root: Path) -> PatchSet:
     raw = read_toml(manifest).get("patchset")
     if not isinstance(raw, dict):
         raise ConfigError(f"{manifest}: needs a [patchset] table")
-    name = _str(raw, "name", manifest)
-    targets = _strs(raw, "targets", manifest)
-    series = _strs(raw, "series", manifest)
+    table = Table(raw, manifest, "patchset")
+    name = table.text("name")
+    targets = table.texts("targets")
+    series = table.texts("series")
     for patch_id in series:
         if not ID_PATTERN.match(patch_id):
             raise ConfigError(f"{manifest}: series entry {shown(patch_id)} is not a valid patch id")
@@ -287,8 +269,8 @@ def load_patchset(root: Path) -> PatchSet:
     _check_requires(patches, manifest)
     return PatchSet(
         name=name,
-        version=_str(raw, "version", manifest),
-        description=_str(raw, "description", manifest, default=""),
+        version=table.text("version"),
+        description=table.text("description", ""),
         targets=targets,
         root=root.resolve(),
         patches=patches,
