@@ -86,6 +86,11 @@ def report_lines(report: ExportReport) -> list[str]:
         if e.upstream_test:
             t = e.upstream_test
             lines += [f"  upstream test: {t.command}: {t.result} ({t.detail})"]
+            lines += (
+                ["  to add it, export from a clone of upstream's git history (--checkout CLONE, "
+                 "or a git source in upstream.lock)"]
+                if t.result == "not added" else []
+            )  # fmt: skip
         lines += [f"  title: {e.text.title}", f"  text: {e.out_dir}/COMMIT_MSG, PR_BODY.md"]
         lines += (
             [f"  upstream PR {e.comment_for} is open: no new PR; comment for it: COMMENT.md"]

@@ -22,7 +22,7 @@ def patch_deltas(
                 f"{result.outcome.value}",
                 hint="run `patchkit apply` to see why",
             )
-    result = run_patch(meta, overlay.read, blobs)
+    result = run_patch(meta, overlay.read, blobs, overlay.lister)
     return result, change_deltas(result.changes, overlay)
 
 

@@ -27,7 +27,9 @@ from patchkit.export.publish import load_record, record_table, write_files
 from patchkit.export.results import BranchState, PatchExport
 from patchkit.export.upstream_test import (
     UpstreamRun,
+    changed_files,
     merged,
+    not_added,
     not_run,
     recorded,
     run_in,
@@ -57,13 +59,27 @@ class Build:
     run_tests: bool = True  # run a CPU upstream test on the exported tree here
     below: dict[str, PatchMeta] = field(default_factory=dict)  # --stack: the patch under each
     base_paths: tuple[str, ...] = ()  # every file of the base (the formatters' stand-ins)
+    base_modes: dict[str, int] = field(default_factory=dict)  # regular files' modes
     read_base: Callable[[str], bytes | None] = field(init=False)
     # (patch, patches run before it) -> its deltas and why it failed: each is run once
     runs: dict[tuple[str, ...], tuple[list[FileDelta], str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.read_base = lambda path: self.repo.read_file(self.base, path)
-        self.base_paths = tuple(self.repo.ls_tree(self.base))
+        listed = self.repo.ls_tree(self.base)
+        self.base_paths = tuple(listed)
+        self.base_modes = {
+            p: int(mode, 8) for p, (mode, _) in listed.items() if mode in ("100644", "100755")
+        }
+
+    def overlay(self) -> Overlay:
+        """The base as the engine reads it when applying: its files, modes and listing (a
+        rewrite searches the whole tree for the code it changes, as ``apply`` does)."""
+        return Overlay(self.read_base, self.base_modes.get, listing=self._list)
+
+    def _list(self, directory: str) -> list[str]:
+        prefix = f"{directory}/" if directory else ""
+        return [p for p in self.base_paths if p.startswith(prefix)]
 
 
 @dataclass(frozen=True)
@@ -155,7 +171,7 @@ def _deltas(
 
 
 def _run(ctx: Build, meta: PatchMeta, earlier: Sequence[PatchMeta]) -> tuple[list[FileDelta], str]:
-    result, deltas = patch_deltas(meta, earlier, Overlay(ctx.read_base), ctx.blobs)
+    result, deltas = patch_deltas(meta, earlier, ctx.overlay(), ctx.blobs)
     if result.outcome is Outcome.UPSTREAMED or (result.outcome.ok and not deltas):
         return [], f"already in upstream at {ctx.base_label}: nothing to export"
     if not result.outcome.ok:
@@ -195,15 +211,30 @@ def _build(ctx: Build, meta: PatchMeta, parent: str, earlier: Sequence[PatchMeta
     deltas, why = _deltas(ctx, meta, earlier)
     if why:
         raise PatchFailed(f"cannot export {meta.id} onto {ctx.base_label}: {why}")
-    deltas = merged(deltas, _test_deltas(ctx, meta, earlier))
+    absent = _absent_test_files(ctx, meta)
+    if not absent:
+        deltas = merged(deltas, _test_deltas(ctx, meta, earlier))
     deltas, formatting = format_deltas(deltas, read_base=ctx.read_base, base_paths=ctx.base_paths)
     files = tuple(sorted({d.path for d in deltas}))
     tree = ctx.repo.tree_with(parent, _entries(ctx.repo, parent, deltas))
     env = commit_env(ctx.repo, ctx.base, ctx.identity, meta)
-    test_run = _upstream_test(ctx, meta, tree, parent, env)
+    test_run = (
+        not_added(meta, f"{ctx.base_label} has no {', '.join(absent)}") if absent
+        else _upstream_test(ctx, meta, tree, parent, env)
+    )  # fmt: skip
     text = render(_text_input(ctx, meta, files, bool(earlier), section(meta, test_run)))
     commit = ctx.repo.commit_tree(tree, [parent], text.commit_message, env)
     return _Built(commit, text, files, formatting, test_run)
+
+
+def _absent_test_files(ctx: Build, meta: PatchMeta) -> list[str]:
+    """The files the upstream test's diff changes that the base lacks: a source release
+    ships no ``tests/``, so the test cannot be added there (it is not the diff's fault)."""
+    test = meta.export.test
+    if test is None:
+        return []
+    paths = set(ctx.base_paths)
+    return [p for p in changed_files(test) if p not in paths]
 
 
 def _test_deltas(ctx: Build, meta: PatchMeta, earlier: Sequence[PatchMeta]) -> list[FileDelta]:
@@ -211,7 +242,7 @@ def _test_deltas(ctx: Build, meta: PatchMeta, earlier: Sequence[PatchMeta]) -> l
     test = test_patch(meta)
     if test is None:
         return []
-    result, deltas = patch_deltas(test, [*earlier, meta], Overlay(ctx.read_base), ctx.blobs)
+    result, deltas = patch_deltas(test, [*earlier, meta], ctx.overlay(), ctx.blobs)
     if not result.outcome.ok:
         raise PatchFailed(
             f"the upstream test of {meta.id} ({test.file}) does not apply onto "

@@ -50,6 +50,13 @@ def test_files(test: UpstreamTest) -> tuple[str, ...]:
     return tuple(dict.fromkeys(re.findall(r"^\+\+\+ b/(\S+)", text, re.MULTILINE)))
 
 
+def changed_files(test: UpstreamTest) -> tuple[str, ...]:
+    """The existing upstream files the test's diff changes (not those it creates)."""
+    text = test.file.read_text(errors="replace")
+    pairs = re.findall(r"^--- (\S+)[^\n]*\n\+\+\+ b/(\S+)", text, re.MULTILINE)
+    return tuple(dict.fromkeys(new for old, new in pairs if old != "/dev/null"))
+
+
 def test_patch(meta: PatchMeta) -> PatchMeta | None:
     """The upstream test as a patch of its own, applied after ``meta``."""
     test = meta.export.test
@@ -165,6 +172,13 @@ def not_run(meta: PatchMeta, why: str) -> UpstreamRun:
     return UpstreamRun(command(test), "not run", why)
 
 
+def not_added(meta: PatchMeta, why: str) -> UpstreamRun:
+    """The test could not be added to this branch (its files are not in the base)."""
+    test = meta.export.test
+    assert test is not None
+    return UpstreamRun(command(test), "not added", why)
+
+
 def section(meta: PatchMeta, run: UpstreamRun | None) -> str:
     """Markdown: the result of the test this PR adds, on this branch (its command is in the
     test plan)."""
@@ -173,6 +187,8 @@ def section(meta: PatchMeta, run: UpstreamRun | None) -> str:
         return ""
     files = ", ".join(f"`{f}`" for f in test_files(test))
     said = f"The test this PR adds ({files}), `{run.command}`,"
+    if run.result == "not added":
+        return f"The test for this change ({files}) is not on this branch: {run.detail}."
     if run.result == "not run":
         return f"{said} has not been run on this branch: {run.detail}."
     return f"{said} ran on this branch on {run.where} ({run.time[:10]}): **{run.result}** ({run.detail})."

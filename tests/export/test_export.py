@@ -630,3 +630,20 @@ def test_a_renamed_file_moves_in_the_exported_commit(tmp_path: Path) -> None:
     assert listing == "pkg/moved.py"
     assert case.git("show", f"{export.commit}:pkg/moved.py") == MOD.rstrip("\n")
     assert export.files == ("pkg/mod.py", "pkg/moved.py")
+
+
+SEARCHING = REWRITE.replace(
+    'anchors = {"g": 1}', 'anchors = {"g": (1, 2)}\n    search = ("pkg/**/*.py",)'
+)
+
+
+def test_a_rewrite_that_searches_exports_every_file_apply_changes(tmp_path: Path) -> None:
+    """Export is apply: a rewrite's sites in other files than its home are exported too."""
+    case = vllm_case(tmp_path)
+    other = "def g(y):\n    return y * 2\n"
+    case.base = case.upstream.commit({"pkg/other.py": other}, "g twice")
+    case.project.add_rewrite("rw", SEARCHING)
+    case.set_meta("rw", 'title = "Triple g"\nwhy = "g must triple"\n')
+    export = only(case.export("rw", onto=case.base))
+    assert export.files == ("pkg/mod.py", "pkg/other.py")
+    assert case.git("show", f"{export.commit}:pkg/other.py") == other.replace("2", "3").strip()

@@ -12,6 +12,7 @@ import pytest
 from patchkit.errors import PatchFailed
 from patchkit.export.upstream_test import UpstreamRun, record, section
 from patchkit.ops.context import load_project
+from testing.builders import run_git
 from tests.export.test_export import MOD, Case, only
 
 UPSTREAM_TEST = "from pkg.mod import f\n\n\ndef test_f():\n    assert f(1) == 2\n"
@@ -105,3 +106,17 @@ def test_a_test_diff_that_does_not_apply_stops_the_export(tmp_path: Path) -> Non
     with pytest.raises(PatchFailed, match="upstream test of fix-f"):
         case.export("fix-f", onto=case.base)
     assert case.git("branch", "--list", "patchkit/*") == ""
+
+
+def test_a_base_without_the_tests_says_what_is_missing_and_exports(tmp_path: Path) -> None:
+    """A source release ships no ``tests/``: the export goes on without the test and says which
+    file the base lacks, not that the test's diff is wrong."""
+    case = case_with_test(tmp_path)
+    run_git(case.upstream.path, "rm", "-q", "tests/test_mod.py")
+    case.base = case.upstream.commit({}, "a release without tests/")
+    export = only(case.export("fix-f", onto=case.base))
+    assert export.files == ("pkg/mod.py",)
+    run = export.upstream_test
+    assert run is not None and run.result == "not added"
+    assert "has no tests/test_mod.py" in run.detail
+    assert "is not on this branch" in export.text.body
