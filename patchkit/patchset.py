@@ -27,6 +27,7 @@ from patchkit.model import (
 )
 from patchkit.tomlread import read_toml
 from patchkit.tomlschema import Table
+from patchkit.trust.paths import under
 
 MANIFEST = "patchset.toml"
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -98,7 +99,7 @@ class _Dir:
 def _patch_file(meta: Table, patch_id: str, beside: _Dir | None) -> tuple[Path, PatchKind]:
     meta_path = meta.path
     named = "file" in meta
-    names = [meta.text("file")] if named else [f"{patch_id}{s}" for s in KIND_BY_SUFFIX]
+    names = [_named_file(meta)] if named else [f"{patch_id}{s}" for s in KIND_BY_SUFFIX]
     listed = None if named or beside is None else beside
     found = [
         meta_path.parent / n
@@ -116,6 +117,16 @@ def _patch_file(meta: Table, patch_id: str, beside: _Dir | None) -> tuple[Path, 
     if kind is None:
         raise ConfigError(f"{meta_path}: file {found[0].name} must end in .patch, .diff or .py")
     return _real(found[0], listed), kind
+
+
+def _named_file(meta: Table) -> str:
+    """The metadata's ``file``: a file beside it (no absolute path, no ``..``, no link out)."""
+    name = meta.text("file")
+    under(meta.path.parent, name, what=f"{meta.path}: key `file`", hint=_FILE_HINT)
+    return name
+
+
+_FILE_HINT = 'name the patch\'s file beside its metadata (`file = "x.patch"`); nothing was read'
 
 
 def _real(path: Path, beside: _Dir | None) -> Path:

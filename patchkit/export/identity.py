@@ -1,13 +1,15 @@
-"""Who authors, commits and signs off an exported commit."""
+"""Who authors, commits and signs off an exported commit.
+
+An identity is one line, ``Name <email>``: a name without line breaks, control characters or
+angle brackets, and one address. Anything else (an imported author spread over lines, which
+would become forged ``Signed-off-by:`` or ``Reviewed-by:`` trailers) is no identity."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from patchkit.errors import ConfigError, shown
-
-IDENTITY = re.compile(r"^\s*(?P<name>[^<>]*?)\s*<(?P<email>[^<>\s]+@[^<>\s]+)>\s*$")
+from patchkit.trust.names import one_line_identity
 
 
 @dataclass(frozen=True)
@@ -20,10 +22,10 @@ class Identity:
 
     @classmethod
     def parse(cls, text: str) -> Identity:
-        match = IDENTITY.match(text)
-        if not match or not match.group("name"):
+        match = one_line_identity(text)
+        if not match:
             raise ConfigError(
-                f"{shown(text)} is not an identity of the form 'Name <email>'",
+                f"{shown(text)} is not an identity of the form 'Name <email>' on one line",
                 hint="pass --identity 'Your Name <you@example.com>' (the DCO sign-off uses it)",
             )
         return cls(match.group("name"), match.group("email"))

@@ -18,12 +18,13 @@ from dataclasses import dataclass
 
 from patchkit.export import sections as s
 from patchkit.export.claims import Verification, read_verification
-from patchkit.export.identity import IDENTITY, Identity
+from patchkit.export.identity import Identity
 from patchkit.export.sections import Dependency, Facts
 from patchkit.export.settings import load_settings
 from patchkit.export.template import CUT_MARK, fill_template, headings, load_template
 from patchkit.export.titles import conventional_title, title_for, vllm_title
 from patchkit.model import LockEntry, PatchMeta, PrState
+from patchkit.trust.names import one_line_identity
 from patchkit.verification.records import set_root_of
 
 __all__ = [
@@ -131,9 +132,9 @@ def _message(inp: TextInput, title: str) -> str:
     refs = "\n".join(s.references(f))
     deps = "\n".join(f"Depends on the patch {d.patch_id}." for d in f.dependencies)
     trailers = list(f.settings.trailers)
-    match = IDENTITY.match(f.meta.author)
+    match = one_line_identity(f.meta.author)  # one line, or no trailer at all
     if match and match.group("email").lower() != inp.identity.email.lower():
-        trailers.append(f"Co-authored-by: {f.meta.author.strip()}")
+        trailers.append(f"Co-authored-by: {Identity(match['name'], match['email'])}")
     if inp.style == "vllm":
         trailers.append(f"Signed-off-by: {inp.identity}")  # DCO: the author, exactly
     return f"{title}\n\n{s.join(s.wrap(f.meta.why), refs, deps, chr(10).join(trailers))}\n"

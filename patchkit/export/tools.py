@@ -19,6 +19,8 @@ from pathlib import Path
 
 from patchkit.cache import cache_dir
 from patchkit.errors import FormatterUnavailable
+from patchkit.trust.names import check_name
+from patchkit.trust.paths import under
 
 # pre-commit hook repository -> (tool, the PyPI distribution that ships that exact version)
 HOOK_REPOS = {
@@ -67,7 +69,11 @@ def _version_of(executable: Path | str) -> str | None:
 
 
 def _venv_bin(venv: Path, name: str) -> Path:
-    return venv / ("Scripts" if os.name == "nt" else "bin") / name
+    """The tool's executable in its venv, refused (FormatterUnavailable) when a link takes it
+    out of the cache: only what patchkit installed there is run."""
+    tools = cache_dir("tools")
+    inner = os.path.join(venv.name, "Scripts" if os.name == "nt" else "bin", name)
+    return under(tools, inner, what=f"the cached {name}", error=FormatterUnavailable)
 
 
 def _install(name: str, version: str, venv: Path) -> str:
@@ -89,12 +95,25 @@ def _install(name: str, version: str, venv: Path) -> str:
     return ""
 
 
+def tool_venv(name: str, version: str) -> Path:
+    """The cache directory of ``name`` at ``version``: the version (upstream's ``rev:``) must be
+    a name, and the directory stays inside the cache's ``tools/`` (it is run, and removed)."""
+    hint = (
+        f"upstream's .pre-commit-config.yaml pins {name} at a rev that is no version; "
+        f"put {name} on PATH at the version upstream means, or fix the rev; nothing was exported"
+    )
+    where = f".pre-commit-config.yaml: rev of {name}"
+    check_name(version, what="version", where=where, error=FormatterUnavailable, hint=hint)
+    tools = cache_dir("tools")
+    return under(tools, f"{name}-{version}", what=where, error=FormatterUnavailable)
+
+
 def pinned_tool(name: str, version: str) -> Tool:
     """``name`` at exactly ``version``: the cached venv, else the one on PATH if it is that
     version, else installed into the cache now."""
     from filelock import FileLock
 
-    venv = cache_dir("tools") / f"{name}-{version}"
+    venv = tool_venv(name, version)
     with FileLock(str(venv) + ".lock"):
         if _version_of(_venv_bin(venv, name)) == version:
             return Tool(name, version, _venv_bin(venv, name), "cached venv")

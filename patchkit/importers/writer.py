@@ -21,6 +21,7 @@ from patchkit.errors import ConfigError, shown
 from patchkit.importers.model import Meta, Origin
 from patchkit.patchset import ID_PATTERN, MANIFEST
 from patchkit.tomlread import read_toml
+from patchkit.trust.names import author_line
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,7 @@ def _meta_doc(entry: Entry) -> Any:
             "title": meta.title or entry.patch_id,
             "target": entry.target,
             "why": why,
-            "author": meta.author,
+            "author": author_line(meta.author),  # one line: a line break would forge trailers
             "issues": list(meta.issues),
             "prs": list(meta.prs),
             "status": entry.status,
@@ -145,6 +146,8 @@ def _meta_doc(entry: Entry) -> Any:
     imported.update(entry.imported)
     if meta.date:
         imported["date"] = meta.date
+    if meta.author and not author_line(meta.author):
+        imported["author"] = meta.author  # kept as read, never exported
     if meta.fields:
         imported["fields"] = dict(meta.fields)
     doc["imported"] = imported

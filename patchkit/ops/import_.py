@@ -190,7 +190,7 @@ def _entry(
     merged = outcome is Outcome.UPSTREAMED
     imported = {
         "form": candidate.form.value,
-        "source": str(candidate.source),
+        "source": candidate.source.name,  # no local path goes into a shared set or upstream
         "base": found.release.label if found.release else "",
         "base_commit": found.release.commit if found.release else "",
         "base_how": found.how,
