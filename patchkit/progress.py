@@ -61,8 +61,9 @@ def step(message: str) -> Iterator[None]:
         return
     if current is Mode.TERMINAL:
         from rich.console import Console
+        from rich.markup import escape
 
-        with Console(stderr=True).status(message):
+        with Console(stderr=True).status(escape(message)):  # a file name is no markup
             yield
         return
     start = time.monotonic()
@@ -81,12 +82,13 @@ def steps(items: Iterable[T], label: str, name: Callable[[T], str] = str) -> Ite
         yield from listed
         return
     if current is Mode.TERMINAL:
+        from rich.markup import escape
         from rich.progress import Progress
 
         with Progress(transient=True) as bar:
-            task = bar.add_task(label, total=count)
+            task = bar.add_task(escape(label), total=count)
             for item in listed:
-                bar.update(task, description=f"{label}: {name(item)}")
+                bar.update(task, description=escape(f"{label}: {name(item)}"))
                 yield item
                 bar.advance(task)
         return

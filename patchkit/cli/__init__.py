@@ -15,7 +15,7 @@ from typing import Any
 
 from patchkit import __version__, progress
 from patchkit.cli.explain import explain_arg
-from patchkit.cli.render import err_console
+from patchkit.cli.render import err_console, literal
 from patchkit.errors import EXIT_CODES, PatchkitError
 
 Handler = Callable[[argparse.Namespace], int]
@@ -297,9 +297,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = _resolve(args.handler)(args)
         return code
     except PatchkitError as exc:
-        err_console.print(f"[red]error:[/] {exc.message}", markup=True, soft_wrap=True)
+        err_console.print(f"[red]error:[/] {literal(exc.message)}", markup=True, soft_wrap=True)
         if exc.hint:
-            err_console.print(f"  [bold]what to do:[/] {exc.hint}", soft_wrap=True)
+            err_console.print(f"  [bold]what to do:[/] {literal(exc.hint)}", soft_wrap=True)
         return exc.exit_code
     except KeyboardInterrupt:
         err_console.print("interrupted")

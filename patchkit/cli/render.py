@@ -15,17 +15,63 @@ from patchkit.model import Outcome, PatchResult
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from patchkit.ops.status import StatusReport
 
 # The style tags patchkit's own messages use ("[red]error:[/]"); rich's markup otherwise.
 _STYLE = r"(?:bold|dim|italic|red|green|yellow|blue|cyan|magenta)"
-_MARKUP = re.compile(rf"\[(?:/|/?{_STYLE}(?: {_STYLE})*)\]")
+_MARKUP = re.compile(rf"(?<!\\)\[(?:/|/?{_STYLE}(?: {_STYLE})*)\]")
+
+
+def literal(text: str) -> str:
+    """``text`` (a file name, a patch id) to be shown as it is inside a styled line: a
+    bracket in it never reads as one of the style tags."""
+    return text.replace("[", "\\[")
 
 
 def plain(text: str) -> str:
     """``text`` without the style tags rich would have drawn."""
-    return _MARKUP.sub("", text)
+    return _MARKUP.sub("", text).replace("\\[", "[")
+
+
+def styled(text: str) -> Text:
+    """``text`` as rich draws it: patchkit's own style tags (``[red]error:[/]``) become styles;
+    every other character, brackets included, is shown as it is. rich's own markup parser
+    would take a file name like ``[/x]`` for a closing tag and raise."""
+    from rich.text import Text
+
+    drawn, start = Text(), 0
+    styles: list[str] = []
+    for match in _MARKUP.finditer(text):
+        drawn.append(plain(text[start : match.start()]), style=" ".join(styles) or None)
+        tag = match.group(0)[1:-1]
+        if not tag.startswith("/"):
+            styles.append(tag)
+        elif styles:
+            styles.pop()
+        start = match.end()
+    drawn.append(plain(text[start:]), style=" ".join(styles) or None)
+    return drawn
+
+
+def _drawable(value: Any, markup: bool) -> Any:
+    """``value`` for rich with no markup left to parse: a string as :func:`styled` (or as it
+    is, ``markup=False``), a table's title and string cells likewise."""
+    if isinstance(value, str):
+        if markup:
+            return styled(value)
+        from rich.text import Text
+
+        return Text(value)
+    from rich.table import Table
+
+    if isinstance(value, Table):
+        if isinstance(value.title, str):
+            value.title = styled(value.title)
+        for column in value.columns:
+            column._cells = [styled(c) if isinstance(c, str) else c for c in column._cells]
+    return value
 
 
 class Out:
@@ -56,8 +102,11 @@ class Out:
         return self._rich
 
     def print(self, *objects: Any, markup: bool = True, end: str = "\n", **options: Any) -> None:
+        """Print for people. rich never parses markup here: patchkit's own style tags become
+        styles and every other bracket is shown as it is (a file named ``[/x]``)."""
         if self.is_terminal or not all(isinstance(o, str) for o in objects):
-            self.rich().print(*objects, markup=markup, end=end, **options)
+            drawn = [_drawable(o, markup) for o in objects]
+            self.rich().print(*drawn, markup=False, end=end, **options)
             return
         text = " ".join(objects)
         self.stream.write((plain(text) if markup else text) + end)
@@ -158,8 +207,8 @@ def results_table(
         lines = [", ".join(c.path for c in r.changes) or r.message]
         # a patch-wide failure is its message again as a detail: said once
         lines += [f"{d.path} {d.hunk}: {d.reason}" for d in r.details if d.reason != r.message]
-        info = "\n".join(line for line in lines if line)
-        rows.append((r.patch_id, f"[{style}]{outcome}[/]", r.step.value, info))
+        info = literal("\n".join(line for line in lines if line))
+        rows.append((literal(r.patch_id), f"[{style}]{outcome}[/]", r.step.value, info))
     return table(title, ("patch", "outcome", "step", "files / why"), rows)
 
 
@@ -169,10 +218,10 @@ def status_table(report: StatusReport) -> Table | str:
     rows = []
     for p in report.patches:
         style = _STATE_STYLE.get(p.state.value, "")
-        name = p.id + (" (opt-in)" if p.optional else "")
+        name = literal(p.id) + (" (opt-in)" if p.optional else "")
         state = f"[{style}]{p.state.value}[/]" if style else p.state.value
         state += "\n[red]slower[/]" if p.slower else ""
-        row = [name, p.set_name, p.kind, state, "\n".join(p.files), p.verified]
+        row = [name, literal(p.set_name), p.kind, state, literal("\n".join(p.files)), p.verified]
         rows.append((*row, *([p.speed] * speed)))
     columns = ("patch", "set", "kind", "state", "files", "verified", *(["speed"] * speed))
     return table(title, columns, rows)

@@ -7,10 +7,22 @@ itself, so reading many objects costs one process, not one each.
 from __future__ import annotations
 
 import contextlib
+import re
 import subprocess
 from pathlib import Path
 
 from patchkit.gitrepo.command import clean_env, log
+
+_HEADER = re.compile(rb"([0-9a-f]{40}|[0-9a-f]{64}) (blob|tree|commit|tag) ([0-9]{1,18})\n")
+
+
+def parse_header(line: bytes) -> tuple[str, str, int] | None:
+    """(object id, type, size) of a ``--batch`` header line; None for any other answer
+    (``<name> missing``, ``<name> ambiguous``), whatever spaces the name held."""
+    match = _HEADER.fullmatch(line)
+    if match is None:
+        return None
+    return match.group(1).decode(), match.group(2).decode(), int(match.group(3))
 
 
 class CatFile:
@@ -43,15 +55,17 @@ class CatFile:
         try:
             proc.stdin.write(name.encode("utf-8", "surrogateescape") + b"\n")
             proc.stdin.flush()
-            header = proc.stdout.readline().split()
+            line = proc.stdout.readline()
         except (BrokenPipeError, OSError):
-            header = []
-        if len(header) != 3:  # "<name> missing", "<name> ambiguous", or git is gone
-            if not header:
-                self.close()
+            line = b""
+        if not line:  # git is gone
+            self.close()
             return None
-        data = proc.stdout.read(int(header[2]) + 1)
-        return header[0].decode(), header[1].decode(), data[:-1]
+        found = parse_header(line)
+        if found is None:  # "<name> missing", "<name> ambiguous": the name may hold spaces
+            return None
+        data = proc.stdout.read(found[2] + 1)
+        return found[0], found[1], data[:-1]
 
     def close(self) -> None:
         proc, self._proc = self._proc, None

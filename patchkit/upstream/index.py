@@ -245,6 +245,7 @@ def _write_with_progress(chunks: Iterator[bytes], path: Path, label: str, size: 
         with progress.step(f"downloading {label}" + (f" ({size / 1e6:.1f} MB)" if size else "")):
             _copy(chunks, path, digest, lambda n: None)
         return digest.hexdigest()
+    from rich.markup import escape
     from rich.progress import (
         BarColumn,
         DownloadColumn,
@@ -257,7 +258,7 @@ def _write_with_progress(chunks: Iterator[bytes], path: Path, label: str, size: 
     columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn())
     more = (TransferSpeedColumn(), TimeRemainingColumn())
     with Progress(*columns, *more, console=_console()) as bar:
-        task = bar.add_task(f"downloading {label}", total=size)
+        task = bar.add_task(escape(f"downloading {label}"), total=size)  # names are no markup
         _copy(chunks, path, digest, lambda n: bar.advance(task, n))
     return digest.hexdigest()
 
