@@ -1,26 +1,240 @@
-"""Where patchkit keeps what it fetches and computes: outside any project tree.
+"""Where patchkit keeps what it fetches and computes: outside any project tree, in one cache
+directory whose layout and keys only :class:`Cache` knows (every other module asks it for its
+paths).
 
 ``PATCHKIT_CACHE`` overrides the default, the user's cache directory (platformdirs).
+
+The cache is not trusted blindly. Its directory (and each directory in it, the first time a
+process uses it) must belong to the user running patchkit and must not be writable by group or
+others, else :class:`~patchkit.errors.CacheUntrusted` (exit 2) names it and the fix. What
+patchkit reads back as a result it would otherwise compute (parsed TOML, rewrite results) is
+sealed: a keyed digest (BLAKE2b) under the cache's own ``key`` file (the user's alone, mode
+0600), so an entry that was not written by this cache's patchkit, or changed since, is ignored
+and recomputed. Nothing read from the cache is ever executed or imported.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import hmac
 import os
+import stat
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from patchkit.errors import CacheUntrusted, ConfigError, shown
 
-def cache_root() -> Path:
-    env = os.environ.get("PATCHKIT_CACHE")
-    root = Path(env).expanduser() if env else _user_cache()
-    root.mkdir(parents=True, exist_ok=True)
-    return root
+_MODE = 0o755  # directories patchkit makes: never group- or other-writable, whatever the umask
+_KEY = "key"  # the cache's sealing key: 32 random bytes, mode 0600
+_KEY_BYTES = 32
+_checked: dict[str, Cache] = {}  # root -> its Cache, trusted (one ownership check per process)
 
 
-def cache_dir(*parts: str) -> Path:
-    path = cache_root().joinpath(*parts)
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+@dataclass
+class Cache:
+    """One cache directory: its layout (a method per kind of thing kept) and its sealing key."""
+
+    root: Path
+    # half-made files of interrupted runs (``cache prune`` removes them)
+    LEFTOVERS = (
+        "downloads/*.part",
+        "repos/.*.git.*",
+        "*.tmp",
+        "locks/*.tmp",
+        "rebase/**/*.tmp",
+        "rewrites/*.tmp",
+        "toml/*.tmp",
+    )
+    _dirs: set[str] = field(default_factory=set, init=False, repr=False)  # made and checked
+    _key: bytes | None = field(default=None, init=False, repr=False)
+
+    @staticmethod
+    def current() -> Cache:
+        """The cache ``PATCHKIT_CACHE`` (or the user's cache directory) names, checked."""
+        env = os.environ.get("PATCHKIT_CACHE")
+        root = Path(env).expanduser() if env else _user_cache()
+        found = _checked.get(str(root))
+        if found is None:
+            found = Cache(root)
+            found.check()
+            _checked[str(root)] = found
+        return found
+
+    def check(self) -> None:
+        """Make the root when missing; refuse it unless it is ours and only ours to write."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True, mode=_MODE)
+            _trusted(self.root, self.root)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot use the cache {self.root}: {exc.strerror or exc}",
+                hint="point PATCHKIT_CACHE at a local directory of your own",
+            ) from None
+
+    # -- layout -----------------------------------------------------------------------------
+    def dir(self, *parts: str) -> Path:
+        """The directory ``parts`` under the root, made and checked (once per process)."""
+        path = self.root.joinpath(*(_segment(p) for p in parts))
+        if str(path) not in self._dirs:
+            try:
+                for depth in range(1, len(parts) + 1):
+                    _made(self.root.joinpath(*parts[:depth]))
+                    _trusted(self.root.joinpath(*parts[:depth]), self.root)
+            except OSError as exc:
+                raise ConfigError(
+                    f"cannot use {path} in the cache: {exc.strerror or exc}",
+                    hint="point PATCHKIT_CACHE at a local, writable directory of your own",
+                ) from None
+            self._dirs.add(str(path))
+        return path
+
+    def existing(self, *parts: str) -> Path | None:
+        """The directory ``parts`` under the root when it is there (``cache prune`` looks)."""
+        path = self.root.joinpath(*(_segment(p) for p in parts))
+        return path if path.is_dir() else None
+
+    def repo(self, target: str) -> Path:
+        """A target's bare repository of upstream releases (made by its owner, not here)."""
+        return self.dir("repos") / f"{_segment(target)}.git"
+
+    def tree(self, target: str) -> Path:
+        """A target's shared tree: a worktree of :meth:`repo` at the locked commit."""
+        return self.dir("trees") / _segment(target)
+
+    def downloads(self) -> Path:
+        return self.dir("downloads")
+
+    def records(self, set_name: str, key: str) -> Path:
+        """This machine's verification records of a patch set (made when written)."""
+        return self.dir("records") / f"{_segment(set_name)}-{_segment(key)}.json"
+
+    def rebase(self, name: str) -> Path:
+        """A stopped rebase's state and worktree (``<target>-<digest>``)."""
+        return self.dir("rebase") / _segment(name)
+
+    def rewrites(self, name: str) -> Path:
+        """A file of the rewrite engine's cache (results, selectors, verdicts)."""
+        return self.dir("rewrites") / _segment(name)
+
+    def export(self, target: str, patch_id: str) -> Path:
+        return self.dir("exports", target, patch_id)
+
+    def tools(self) -> Path:
+        """Where the formatters upstream pins get their virtual environments (``export.tools``
+        names each ``<tool>-<version>`` and keeps it inside)."""
+        return self.dir("tools")
+
+    def lock(self, name: str) -> Path:
+        """A lock file of something that lives in the cache itself."""
+        return self.dir("locks") / _segment(name)
+
+    def matrix(self) -> Path:
+        return self.dir("matrix") / "cells.sqlite"
+
+    def toml(self, name: str) -> Path:
+        """A parsed TOML text, sealed (see ``tomlread``)."""
+        return self.dir("toml") / _segment(name)
+
+    def crash_log(self) -> Path:
+        return self.root / "crash.log"
+
+    # -- sealing ----------------------------------------------------------------------------
+    def seal(self, payload: bytes) -> str:
+        """The keyed digest that shows ``payload`` was written by this cache's patchkit."""
+        return hashlib.blake2b(payload, key=self._sealing_key(), digest_size=32).hexdigest()
+
+    def sealed(self, payload: bytes, seal: str) -> bool:
+        """Whether ``seal`` is :meth:`seal` of ``payload`` (compared in constant time)."""
+        return hmac.compare_digest(self.seal(payload), seal)
+
+    def _sealing_key(self) -> bytes:
+        if self._key is None:
+            path = self.root / _KEY
+            self._key = _read_key(path)
+            if self._key is None:
+                _make_key(path)
+                self._key = _read_key(path)
+            if self._key is None:  # pragma: no cover (removed between making and reading)
+                raise ConfigError(f"cannot make the cache's key {path}")
+        return self._key
+
+
+def _segment(name: str) -> str:
+    """``name`` as one path segment of the cache (it may come from a config file)."""
+    if not name or name in (".", "..") or "/" in name or "\0" in name or len(name) > 200:
+        raise ConfigError(f"{shown(name)} cannot name a file in patchkit's cache")
+    return name
+
+
+def _made(path: Path) -> None:
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, _MODE)
+
+
+def _trusted(path: Path, root: Path) -> None:
+    """Refuse ``path`` (a directory of the cache at ``root``) unless it is ours alone to
+    write."""
+    st = os.stat(path)
+    if not stat.S_ISDIR(st.st_mode):
+        raise CacheUntrusted(
+            f"the cache {root}: {path} is not a directory",
+            hint=f"remove {path}, or point PATCHKIT_CACHE at a directory of your own",
+        )
+    if st.st_uid != os.geteuid():
+        raise CacheUntrusted(
+            f"the cache {root}: {path} belongs to user {st.st_uid}, not to you "
+            f"({os.geteuid()}); patchkit does not trust a cache another user can change",
+            hint=f"use a cache of your own: PATCHKIT_CACHE=DIR (or `chown -R` {root} to you)",
+        )
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise CacheUntrusted(
+            f"the cache {root}: {path} is writable by other users "
+            f"(mode {stat.S_IMODE(st.st_mode):04o}); patchkit does not trust a cache others "
+            "can change",
+            hint=f"`chmod go-w {path}`, or use a cache of your own: PATCHKIT_CACHE=DIR",
+        )
+
+
+def _read_key(path: Path) -> bytes | None:
+    """The key at ``path``; None when there is none; refused unless it is ours alone."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise CacheUntrusted(
+            f"the cache's key {path} cannot be read: {exc.strerror or exc}",
+            hint=f"remove {path} (patchkit makes a new one and recomputes what it sealed)",
+        ) from None
+    with open(fd, "rb") as handle:
+        st = os.fstat(fd)
+        data = handle.read(_KEY_BYTES + 1)
+    private = stat.S_IMODE(st.st_mode) & 0o077 == 0 and st.st_uid == os.geteuid()
+    if not stat.S_ISREG(st.st_mode) or not private or len(data) != _KEY_BYTES:
+        raise CacheUntrusted(
+            f"the cache's key {path} is not yours alone (it must be a file of "
+            f"{_KEY_BYTES} bytes, yours, mode 0600)",
+            hint=f"remove {path} (patchkit makes a new one and recomputes what it sealed)",
+        )
+    return data
+
+
+def _make_key(path: Path) -> None:
+    """A new random key, whole or not at all (another process may make one at the same time:
+    the first link wins)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        with open(fd, "wb") as handle:
+            os.fchmod(fd, 0o600)
+            handle.write(os.urandom(_KEY_BYTES))
+        with contextlib.suppress(FileExistsError):
+            os.link(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 def _user_cache() -> Path:

@@ -135,3 +135,8 @@ def shown(value: object) -> str:
         ch if ch.isprintable() else f"<{_NAMES.get(ch, f'U+{ord(ch):04X}')}>" for ch in value
     )
     return f"'{text}'"
+
+
+class CacheUntrusted(ConfigError):
+    """patchkit's cache (or a directory or key file in it) belongs to another user or can be
+    written by others: nothing is read from it or written to it. Names the path and the fix."""

@@ -77,9 +77,9 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
 
 
 def _store() -> Path:
-    from patchkit.cache import cache_root
+    from patchkit.cache import Cache
 
-    return cache_root() / _FILE
+    return Cache.current().root / _FILE
 
 
 def _cached() -> dict[bytes, bytes]:

@@ -1,7 +1,7 @@
 """Stress patchkit on a real vLLM 0.19.0 tree: writers killed (SIGKILL) at random moments,
 writers racing on one checkout, and fuzzed diffs; print ``trials / corrupt / crashed / silent``.
 
-    python scripts/stress.py [--trials 60] [--seed 1] [--keep]
+    python scripts/stress.py [--trials 60] [--seed 1] [--keep] [--two-caches]
 
 The release is fetched through patchkit into its cache (once); each run works on a worktree
 of its own in a temporary directory, never on the cache's shared tree. Three kinds of trial,
@@ -16,6 +16,10 @@ in turn:
 - fuzz: a diff made on the tree, mutated (truncated, lines dropped or doubled, counts, modes,
   paths, bytes), is ported: it must be refused with the tree untouched, or leave exactly what
   ``git apply`` (or GNU ``patch``, for a form git refuses) makes of it.
+
+With ``--two-caches`` the writers use two different caches (``PATCHKIT_CACHE``) on the one
+checkout: a killed writer with one, its recovery with the other; racing writers alternate. The
+tree's lock and journal live in its git directory, so they must exclude each other all the same.
 
 corrupt: the tree (or status's JSON) is wrong after recovery. crashed: exit 70 or a
 traceback. silent: a command said it succeeded, but its result is not what it claims.
@@ -82,6 +86,7 @@ class Bench:
     diff: Path  # a diff touching many files (for kills among the writes)
     small: bytes  # a diff of a few real edits (the fuzzing's starting point)
     env: dict[str, str]
+    envs: list[dict[str, str]] = field(default_factory=list)  # writers' environments (caches)
     ported: dict[str, bytes | None] = field(default_factory=dict)  # the tree after `diff`
 
     def patchkit(self, *args: str) -> list[str]:
@@ -181,8 +186,12 @@ def _small_diff(tree: Path, base: str) -> bytes:
 
 
 # -- the trials -------------------------------------------------------------------------------
-def run(bench: Bench, args: list[str], tally: Tally, what: str) -> subprocess.CompletedProcess:
-    proc = subprocess.run(bench.patchkit(*args), capture_output=True, env=bench.env, cwd=ROOT)
+def run(
+    bench: Bench, args: list[str], tally: Tally, what: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    proc = subprocess.run(
+        bench.patchkit(*args), capture_output=True, env=env or bench.env, cwd=ROOT
+    )
     err = proc.stderr.decode(errors="replace")
     if proc.returncode == 70 or "Traceback" in err:
         tally.bad("crashed", f"{what}: exit {proc.returncode}: {err[-300:]}")
@@ -194,7 +203,7 @@ def run(bench: Bench, args: list[str], tally: Tally, what: str) -> subprocess.Co
 def killed(bench: Bench, args: list[str], delay: float) -> None:
     proc = subprocess.Popen(
         bench.patchkit(*args),
-        env=bench.env,
+        env=bench.envs[0],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -205,14 +214,16 @@ def killed(bench: Bench, args: list[str], delay: float) -> None:
 
 
 def recovered(bench: Bench, tally: Tally, what: str) -> None:
-    """After a kill or a race: status prints JSON; reset brings the release back exactly."""
-    status = run(bench, ["status", *bench.tree_args(), "--json"], tally, f"{what}: status")
+    """After a kill or a race: status prints JSON; reset brings the release back exactly (run
+    with the last cache: with --two-caches, another than the killed writer's)."""
+    env = bench.envs[-1]
+    status = run(bench, ["status", *bench.tree_args(), "--json"], tally, f"{what}: status", env)
     try:
         if json.loads(status.stdout).get("pending"):
             tally.count("killed mid-write (journal left)")
     except ValueError:
         tally.bad("corrupt", f"{what}: status --json printed no JSON: {status.stdout[:200]!r}")
-    reset = run(bench, ["reset", *bench.tree_args()], tally, f"{what}: reset")
+    reset = run(bench, ["reset", *bench.tree_args()], tally, f"{what}: reset", env)
     left = snapshot(bench.tree)  # nothing, or the whole port (reset undoes apply, not port)
     if reset.returncode != 0 or left not in ({}, bench.ported):
         names = sorted(set(left) ^ set(bench.ported)) if left else []
@@ -242,7 +253,7 @@ def kill_trial(bench: Bench, rng: random.Random, tally: Tally, timing: dict[str,
     tally.count(f"kill {verb} at a write")
     proc = subprocess.run(
         [sys.executable, "-c", KILL_AT_WRITE, str(nth), *args],
-        env=bench.env,
+        env=bench.envs[0],
         cwd=ROOT,
         capture_output=True,
     )
@@ -256,7 +267,7 @@ def race_trial(bench: Bench, rng: random.Random, tally: Tally) -> None:
     rng.shuffle(verbs)
     tally.count("race")
     procs = []
-    for verb in verbs:
+    for n, verb in enumerate(verbs):
         args = (
             ["port", str(bench.diff), "--base", bench.base, "--checkout", str(bench.tree)]
             if verb == "port"
@@ -267,7 +278,7 @@ def race_trial(bench: Bench, rng: random.Random, tally: Tally) -> None:
                 verb,
                 subprocess.Popen(
                     bench.patchkit(*args),
-                    env=bench.env,
+                    env=bench.envs[n % len(bench.envs)],
                     cwd=ROOT,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.PIPE,
@@ -282,6 +293,9 @@ def race_trial(bench: Bench, rng: random.Random, tally: Tally) -> None:
     states = {p["state"] for p in json.loads(status.stdout or b"{}").get("patches", [])}
     if "applied" in states and "modified since apply" in states:
         tally.bad("silent", f"race: status mixes applied and modified: {states}")
+    changed = snapshot(bench.tree)
+    if not states & {"applied", "modified since apply"} and changed not in ({}, bench.ported):
+        tally.bad("silent", f"race: status says nothing applied, {len(changed)} files changed")
     if "modified since apply" in states:  # the port wrote over applied files: reset refuses
         run(bench, ["reset", *bench.tree_args(), "--force"], tally, "race: reset --force")
     recovered(bench, tally, f"race {verbs}")
@@ -362,11 +376,17 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=60)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
+    parser.add_argument(
+        "--two-caches", action="store_true", help="writers use two different caches"
+    )
     args = parser.parse_args()
     rng = random.Random(args.seed)
     work = Path(tempfile.mkdtemp(prefix="patchkit-stress-"))
     tally = Tally()
     bench = make_bench(work)
+    bench.envs = [bench.env]
+    if args.two_caches:
+        bench.envs.append({**bench.env, "PATCHKIT_CACHE": str(work / "second-cache")})
     try:
         timing = timings(bench, tally)
         print("uninterrupted: " + ", ".join(f"{k} {v:.1f}s" for k, v in timing.items()))

@@ -265,11 +265,15 @@ def _resolve(spec: str) -> Callable[..., Any]:
 
 
 def _crash_log() -> Path:
+    import tempfile
     import traceback
 
-    from patchkit.cache import cache_root
+    from patchkit.cache import Cache
 
-    path = cache_root() / "crash.log"
+    try:
+        path = Cache.current().crash_log()
+    except PatchkitError:  # a cache patchkit does not trust: the log goes elsewhere
+        path = Path(tempfile.mkdtemp(prefix="patchkit-crash-")) / "crash.log"
     path.write_text(traceback.format_exc())
     return path
 

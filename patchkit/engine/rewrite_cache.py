@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from patchkit.cache import cache_dir
+from patchkit.cache import Cache
 from patchkit.engine.rewrite_report import FileRun, Site, Tally
 from patchkit.engine.rewrite_select import AnchorSpec, Selector
 
@@ -36,7 +36,7 @@ def _cache_files(
     for part in (ENGINE_VERSION, engine_sha(), module_sha, path, ",".join(classes)):
         key.update(part.encode() + b"\0")
     key.update(hashlib.sha256(data).digest())
-    base = cache_dir("rewrites") / key.hexdigest()
+    base = Cache.current().rewrites(key.hexdigest())
     return base.with_suffix(".json"), base.with_suffix(".out")
 
 
@@ -50,7 +50,7 @@ def engine_sha() -> str:
 
 
 def _selectors_file(module_sha: str) -> Path:
-    return cache_dir("rewrites") / f"{module_sha}-{engine_sha()[:16]}.selectors.json"
+    return Cache.current().rewrites(f"{module_sha}-{engine_sha()[:16]}.selectors.json")
 
 
 def load_selectors(module_sha: str) -> list[Selector] | None:
@@ -75,7 +75,7 @@ Fingerprint = tuple[int, ...]  # what changes whenever a file does (see Tree.fin
 
 
 def _verdicts_file(module_sha: str) -> Path:
-    return cache_dir("rewrites") / f"{module_sha}-{engine_sha()[:16]}.taken.json"
+    return Cache.current().rewrites(f"{module_sha}-{engine_sha()[:16]}.taken.json")
 
 
 def load_verdicts(module_sha: str) -> dict[str, tuple[Fingerprint, tuple[str, ...]]]:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from patchkit.cache import cache_dir
+from patchkit.cache import Cache
 from patchkit.engine.deltas import patch_deltas
 from patchkit.engine.difftext import FileDelta
 from patchkit.engine.series import Blobs, Overlay
@@ -125,7 +125,7 @@ def prepare(
         state=BranchState.UNCHANGED,  # set when the branch is moved
         text=built.text,
         files=built.files,
-        out_dir=cache_dir("exports", ctx.entry.name, meta.id),
+        out_dir=Cache.current().export(ctx.entry.name, meta.id),
         stacked_on=tuple(p.id for p in stacked),
         formatting=built.formatting,
         upstream_test=built.upstream_test,

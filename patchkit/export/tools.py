@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from patchkit.cache import cache_dir
+from patchkit.cache import Cache
 from patchkit.errors import FormatterUnavailable
 from patchkit.trust.names import check_name
 from patchkit.trust.paths import under
@@ -71,7 +71,7 @@ def _version_of(executable: Path | str) -> str | None:
 def _venv_bin(venv: Path, name: str) -> Path:
     """The tool's executable in its venv, refused (FormatterUnavailable) when a link takes it
     out of the cache: only what patchkit installed there is run."""
-    tools = cache_dir("tools")
+    tools = Cache.current().tools()
     inner = os.path.join(venv.name, "Scripts" if os.name == "nt" else "bin", name)
     return under(tools, inner, what=f"the cached {name}", error=FormatterUnavailable)
 
@@ -104,7 +104,7 @@ def tool_venv(name: str, version: str) -> Path:
     )
     where = f".pre-commit-config.yaml: rev of {name}"
     check_name(version, what="version", where=where, error=FormatterUnavailable, hint=hint)
-    tools = cache_dir("tools")
+    tools = Cache.current().tools()
     return under(tools, f"{name}-{version}", what=where, error=FormatterUnavailable)
 
 

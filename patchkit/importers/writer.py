@@ -16,7 +16,7 @@ from typing import Any
 
 import tomlkit
 
-from patchkit.cache import cache_dir
+from patchkit.cache import Cache
 from patchkit.errors import ConfigError, shown
 from patchkit.importers.model import Meta, Origin
 from patchkit.patchset import ID_PATTERN, MANIFEST
@@ -46,7 +46,7 @@ def writing(project: Path) -> Iterator[None]:
     """One import at a time writes a project's patch sets (an advisory lock kept in the cache,
     so the project's working copy gets no lock file)."""
     key = hashlib.sha256(str(project.resolve()).encode()).hexdigest()[:16]
-    with open(cache_dir("locks") / f"import-{key}.lock", "a") as handle:
+    with open(Cache.current().lock(f"import-{key}.lock"), "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield

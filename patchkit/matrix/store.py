@@ -9,7 +9,7 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from patchkit.cache import cache_dir
+from patchkit.cache import Cache
 from patchkit.matrix.cells import CellValue
 
 _SCHEMA = "CREATE TABLE IF NOT EXISTS cells (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
@@ -17,7 +17,7 @@ _SCHEMA = "CREATE TABLE IF NOT EXISTS cells (key TEXT PRIMARY KEY, value TEXT NO
 
 class CellStore:
     def __init__(self, path: Path | None = None) -> None:
-        self.path = path or cache_dir("matrix") / "cells.sqlite"
+        self.path = path or Cache.current().matrix()
         self._db = sqlite3.connect(self.path, timeout=30)
         self._db.execute(_SCHEMA)
 

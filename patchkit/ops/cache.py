@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from patchkit.cache import cache_root
+from patchkit.cache import Cache
 from patchkit.gitrepo import GitRepo, is_repo
 
 TRAILER = "Source release "  # how a release commit names its archive (see upstream.sources)
@@ -76,18 +76,27 @@ def _size(path: Path) -> tuple[int, int]:
 
 def cache_report(root: Path | None = None) -> CacheReport:
     """Sizes per kind: repos, trees, downloads, rebase, rewrites, records, locks, ..."""
-    root = root or cache_root()
+    root = _cache(root).root
     kinds = tuple(Kind(p.name, *_size(p)) for p in sorted(root.iterdir()))
     return CacheReport(root, kinds)
 
 
 # -- prune ------------------------------------------------------------------------------------
 def prune(root: Path | None = None) -> Pruned:
-    root = root or cache_root()
+    cache = _cache(root)
     removed: list[tuple[str, int]] = []
     for step in (_worktrees, _committed_archives, _stopped_rebases, _leftovers, _holders):
-        removed += step(root)
+        removed += step(cache)
     return Pruned(tuple(what for what, _ in removed), sum(size for _, size in removed))
+
+
+def _cache(root: Path | None) -> Cache:
+    """The cache at ``root`` (default: the one in use), checked as every command checks it."""
+    if root is None:
+        return Cache.current()
+    cache = Cache(root)
+    cache.check()
+    return cache
 
 
 def _remove(path: Path, why: str) -> tuple[str, int]:
@@ -99,15 +108,15 @@ def _remove(path: Path, why: str) -> tuple[str, int]:
     return f"{path} ({why})", size
 
 
-def _repos(root: Path) -> list[Path]:
-    repos = root / "repos"
-    return sorted(p for p in repos.glob("*.git") if is_repo(p)) if repos.is_dir() else []
+def _repos(cache: Cache) -> list[Path]:
+    repos = cache.existing("repos")
+    return sorted(p for p in repos.glob("*.git") if is_repo(p)) if repos else []
 
 
-def _worktrees(root: Path) -> list[tuple[str, int]]:
+def _worktrees(cache: Cache) -> list[tuple[str, int]]:
     """Worktrees a repository lists whose directory is gone (git forgets them)."""
     out = []
-    for repo_path in _repos(root):
+    for repo_path in _repos(cache):
         with GitRepo(repo_path) as repo:
             before = _size(repo_path / "worktrees")[1] if (repo_path / "worktrees").is_dir() else 0
             if repo.git("worktree", "prune", "--dry-run", "-v").strip():
@@ -117,13 +126,13 @@ def _worktrees(root: Path) -> list[tuple[str, int]]:
     return out
 
 
-def _committed_archives(root: Path) -> list[tuple[str, int]]:
+def _committed_archives(cache: Cache) -> list[tuple[str, int]]:
     """Release archives a repository has committed (the commit names the archive)."""
-    downloads = root / "downloads"
-    if not downloads.is_dir():
+    downloads = cache.existing("downloads")
+    if downloads is None:
         return []
     committed = set()
-    for repo_path in _repos(root):
+    for repo_path in _repos(cache):
         with GitRepo(repo_path) as repo:
             log = repo.text("log", "--all", "--format=%B", "--grep", TRAILER, "--fixed-strings")
         for line in log.splitlines():
@@ -136,17 +145,17 @@ def _committed_archives(root: Path) -> list[tuple[str, int]]:
     ]
 
 
-def _stopped_rebases(root: Path) -> list[tuple[str, int]]:
-    rebase = root / "rebase"
+def _stopped_rebases(cache: Cache) -> list[tuple[str, int]]:
+    rebase = cache.existing("rebase")
     out = []
-    for path in sorted(rebase.iterdir()) if rebase.is_dir() else []:
+    for path in sorted(rebase.iterdir()) if rebase else []:
         if path.name.startswith("project-"):  # a project's journal directory
             if not (path / "journal.json").exists():
                 out.append(_remove(path, "no interrupted write left in it"))
             continue
         project = _project_of(path)
         if project is None or not Path(project).is_dir():
-            _drop_worktree(root, path / "tree")
+            _drop_worktree(cache, path / "tree")
             out.append(_remove(path, f"its project {project or '(unknown)'} is gone"))
     return out
 
@@ -160,29 +169,28 @@ def _project_of(path: Path) -> str | None:
     return found if isinstance(found, str) else None
 
 
-def _drop_worktree(root: Path, tree: Path) -> None:
-    for repo_path in _repos(root):
+def _drop_worktree(cache: Cache, tree: Path) -> None:
+    for repo_path in _repos(cache):
         listed = GitRepo(repo_path).text("worktree", "list", "--porcelain")
         if f"worktree {tree}" in listed.splitlines():
             GitRepo(repo_path).git("worktree", "remove", "--force", str(tree))
 
 
-def _leftovers(root: Path) -> list[tuple[str, int]]:
+def _leftovers(cache: Cache) -> list[tuple[str, int]]:
     """Half-made files of runs that were interrupted."""
     out = []
-    patterns = ("downloads/*.part", "repos/.*.git.*", "*.tmp", "locks/*.tmp", "rebase/**/*.tmp")
-    for pattern in patterns:
-        for path in sorted(root.glob(pattern)):
+    for pattern in cache.LEFTOVERS:
+        for path in sorted(cache.root.glob(pattern)):
             if "worktrees" not in path.parts and path.exists():
                 out.append(_remove(path, "left by an interrupted run"))
     return out
 
 
-def _holders(root: Path) -> list[tuple[str, int]]:
+def _holders(cache: Cache) -> list[tuple[str, int]]:
     """Notes of lock holders whose process has ended."""
-    locks = root / "locks"
+    locks = cache.existing("locks")
     out = []
-    for note in sorted(locks.glob("*.holder.json")) if locks.is_dir() else []:
+    for note in sorted(locks.glob("*.holder.json")) if locks else []:
         try:
             pid = int(json.loads(note.read_text()).get("pid"))
             os.kill(pid, 0)

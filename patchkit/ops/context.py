@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from patchkit.cache import cache_root
+from patchkit.cache import Cache
 from patchkit.gitrepo import is_repo
 from patchkit.model import Lock, LockEntry, PatchMeta, PatchSet, SourceKind
 from patchkit.patchset import load_patchsets, select_patches
@@ -145,7 +145,7 @@ def blobs_for(entry: LockEntry, tree: Tree) -> Blobs:
     repos = []
     if (tree.root / ".git").exists():
         repos.append(tree.root)
-    cached = cache_root() / "repos" / f"{entry.name}.git"
+    cached = Cache.current().repo(entry.name)
     if cached.is_dir():
         repos.append(cached)
     from patchkit.engine.series import Blobs

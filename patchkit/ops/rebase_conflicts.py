@@ -20,10 +20,10 @@ from typing import Any
 
 import tomlkit
 
-from patchkit.cache import cache_dir
+from patchkit.cache import Cache
 from patchkit.engine.bisect import Point
 from patchkit.errors import ConfigError, RebaseStopped
-from patchkit.gitrepo import GitRepo
+from patchkit.gitrepo import GitRepo, locate_checkout
 from patchkit.model import (
     ConflictDetail,
     FileChange,
@@ -137,7 +137,7 @@ class RebaseState:
 
 def state_dir(project: Path, target: str) -> Path:
     digest = hashlib.sha256(str(project.resolve()).encode()).hexdigest()[:12]
-    return cache_dir("rebase") / f"{target}-{digest}"
+    return Cache.current().rebase(f"{target}-{digest}")
 
 
 def worktree_of(directory: Path) -> Path:
@@ -319,10 +319,18 @@ def next_steps(report: RebaseReport) -> list[str]:
 
 # -- finishing: the project files, together ---------------------------------------------------
 def project_tree(root: Path) -> Tree:
-    """The project's files as a tree a rebase writes through the journal (kept in the cache)."""
+    """The project's files as a tree a rebase writes through the journal, kept (with its lock)
+    in the project's git directory, so processes with different caches exclude each other; in
+    the cache for a project that is no git checkout."""
     root = root.resolve()
     digest = hashlib.sha256(str(root).encode()).hexdigest()[:12]
-    return Tree(root, cache_dir("rebase") / f"project-{digest}", "project", kind="project")
+    found = locate_checkout(root)
+    state = (
+        found[1] / f"patchkit-project-{digest}"
+        if found is not None
+        else Cache.current().rebase(f"project-{digest}")
+    )
+    return Tree(root, state, "project", kind="project")
 
 
 @contextlib.contextmanager

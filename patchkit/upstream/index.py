@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from packaging.version import InvalidVersion, Version
 
 from patchkit import progress
-from patchkit.cache import cache_dir
+from patchkit.cache import Cache
 from patchkit.errors import SourceError, shown
 
 if TYPE_CHECKING:  # the index client (and rich's bar) load when the index is asked, not before
@@ -212,7 +212,7 @@ class PackageIndex:
 
         A file already there with the right digest is used as is, without any network access.
         """
-        target = (dest or cache_dir("downloads")) / release.filename
+        target = (dest or Cache.current().downloads()) / release.filename
         if target.is_file() and release.sha256 and file_sha256(target) == release.sha256:
             return target
         partial = target.with_name(target.name + ".part")

@@ -20,7 +20,7 @@ from typing import TypeVar
 from filelock import FileLock
 
 from patchkit import progress
-from patchkit.cache import cache_dir
+from patchkit.cache import Cache
 from patchkit.errors import TreeError
 from patchkit.gitrepo import GitRepo, is_repo
 
@@ -41,7 +41,7 @@ class UpstreamRepo:
 
     def __init__(self, target: str, *, path: Path | None = None) -> None:
         self.target = target
-        self.path = path or cache_dir("repos") / f"{target}.git"
+        self.path = path or Cache.current().repo(target)
         if not self.path.is_dir():
             with exclusive(self.path):
                 if not self.path.is_dir():
@@ -64,7 +64,7 @@ class UpstreamRepo:
     @staticmethod
     def shared_path(target: str) -> Path:
         """``<cache>/trees/<target>``: the tree ``fetch`` keeps at the locked commit."""
-        return cache_dir("trees") / target
+        return Cache.current().tree(target)
 
     def place_tree(self, commit: str, path: Path) -> Path:
         """A worktree at ``path`` detached at ``commit``: made, moved (if clean), or left; one

@@ -20,7 +20,7 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from patchkit import progress
-from patchkit.cache import cache_dir
+from patchkit.cache import Cache
 from patchkit.errors import ConfigError, GitError, SourceError, shown
 from patchkit.gitrepo import GitRepo, is_repo
 from patchkit.model import LockEntry, SourceKind
@@ -83,7 +83,7 @@ class ReleaseStore(UpstreamRepo):
             release = self.index.release(self.package, version)
             archive = self.index.download(release)
             commit = self._commit_release(release, archive)
-            if archive.parent == cache_dir("downloads"):
+            if archive.parent == Cache.current().downloads():
                 archive.unlink(missing_ok=True)  # its commit holds it now: the cache stays lean
             return commit
 

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from patchkit.cache import cache_root
+from patchkit.cache import Cache
 from patchkit.errors import ConfigError
 from patchkit.model import LockEntry, PatchMeta
 from patchkit.patchset import patch_digest
@@ -134,7 +134,7 @@ def records_path(set_root: Path, *, tracked: bool = True) -> Path:
 def _machine_records(set_root: Path, cache: str | None) -> Path:
     """(``cache``: the cache the path is in, as the environment names it: part of the key.)"""
     key = hashlib.sha256(str(set_root.resolve()).encode()).hexdigest()[:16]
-    return cache_root() / "records" / f"{set_root.name}-{key}.json"  # made when written
+    return Cache.current().records(set_root.name, key)  # the file: made when written
 
 
 def load_records(set_root: Path) -> list[Record]:

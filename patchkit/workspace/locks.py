@@ -1,6 +1,8 @@
 """One writer at a time per tree (a checkout, an installed package, the cache's shared trees,
-a project's files): an exclusive file lock (``flock``) per tree, kept under the cache
-(``<cache>/locks/``, named after the tree's state directory) so it leaves no trace in a tree.
+a project's files): an exclusive file lock (``flock``) per tree, kept beside the tree's state
+directory: ``<git dir>/patchkit.lock`` of a checkout (the worktree's own git directory, for a
+linked worktree), ``.patchkit/<name>.lock`` beside an installed package's state. So it leaves no
+trace in a tree, and any two patchkit processes exclude each other, whatever caches they use.
 
 A writer waits a little (``PATCHKIT_LOCK_TIMEOUT`` seconds, default 10) and then refuses,
 naming the process that holds the lock and its command, which it wrote beside the lock. A
@@ -14,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hashlib
 import json
 import os
 import sys
@@ -23,12 +24,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from patchkit.cache import cache_dir
 from patchkit.errors import ConfigError, TreeBusy
 from patchkit.workspace.tree import Tree
 
 LOCK = ".lock"
 HOLDER = ".holder.json"
+_UNWRITABLE = (errno.EACCES, errno.EPERM, errno.EROFS)
 DEFAULT_TIMEOUT = 10.0
 POLL = 0.05  # seconds between tries while another process holds a lock
 
@@ -40,10 +41,10 @@ def timeout() -> float:
         return DEFAULT_TIMEOUT
 
 
-def _base(directory: Path) -> Path:
-    """Where the lock of the tree whose state lives in ``directory`` is kept."""
-    digest = hashlib.sha256(str(directory.resolve()).encode()).hexdigest()[:24]
-    return cache_dir("locks") / digest
+def _beside(directory: Path, suffix: str) -> Path:
+    """The lock (``.lock``) or holder note (``.holder.json``) of the tree whose state lives in
+    ``directory``: beside that directory, so wherever the tree's state is, so is its lock."""
+    return directory.with_name(directory.name + suffix)
 
 
 class _Held(threading.local):
@@ -59,8 +60,15 @@ _held = _Held()
 
 
 def _try_flock(path: Path) -> int | None:
-    """A descriptor of ``path`` holding its exclusive lock, or None while another holds it."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    """A descriptor of ``path`` holding its exclusive lock, or None while another holds it.
+    A lock file made by another user (root applied to a system package) is opened read-only:
+    ``flock`` needs no write access."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        if exc.errno not in _UNWRITABLE or not path.exists():
+            raise
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:
@@ -106,7 +114,7 @@ def _release(path: Path) -> None:
 def holder(directory: Path) -> dict[str, object] | None:
     """What the process holding (or that last held) the lock wrote about itself."""
     try:
-        found = json.loads(_base(directory).with_suffix(HOLDER).read_text())
+        found = json.loads(_beside(directory, HOLDER).read_text())
     except (OSError, ValueError):
         return None
     return found if isinstance(found, dict) else None
@@ -121,33 +129,47 @@ def _describe(info: dict[str, object] | None) -> str:
 
 
 @contextlib.contextmanager
-def exclusive(directory: Path, what: str, command: str) -> Iterator[None]:
+def exclusive(directory: Path, what: str, command: str, reader: bool = False) -> Iterator[None]:
     """Hold the lock of the tree whose state lives in ``directory`` (``what`` names the tree
     in messages); refuse with :class:`TreeBusy` if another process keeps it too long."""
-    path = _base(directory).with_suffix(LOCK)
-    try:
-        taken = _acquire(path, timeout())
-    except OSError as exc:  # a read-only cache, a file system without locks (NFS without lockd)
-        raise ConfigError(
-            f"cannot lock {what} ({path}): {exc.strerror or exc}",
-            hint="put the cache on a local, writable disk (PATCHKIT_CACHE=DIR)",
-        ) from None
-    if not taken:
-        raise TreeBusy(
-            f"{what} is being changed by {_describe(holder(directory))}; refusing to touch it "
-            "at the same time",
-            hint="wait for that command to finish and run this one again",
-        ) from None
+    path = _beside(directory, LOCK)
+    if not _take(directory, what, reader):
+        yield  # a reader where the lock cannot be made: nobody who could write locks it either
+        return
     outermost = _held.locks[path][1] == 1
     try:
         if outermost:
-            _write_holder(directory, command)
+            with contextlib.suppress(OSError):  # another user's lock: their note stays
+                _write_holder(directory, command)
         yield
     finally:
         if outermost:
             with contextlib.suppress(OSError):
-                _base(directory).with_suffix(HOLDER).unlink()
+                _beside(directory, HOLDER).unlink()
         _release(path)
+
+
+def _take(directory: Path, what: str, reader: bool) -> bool:
+    """Take the lock of ``directory``'s tree: True once held; False for a reader that cannot
+    make it; TreeBusy when another process keeps it past the timeout."""
+    path = _beside(directory, LOCK)
+    try:
+        taken = _acquire(path, timeout())
+    except OSError as exc:  # a read-only tree, a file system without locks (NFS without lockd)
+        if reader and exc.errno in _UNWRITABLE:
+            return False
+        raise ConfigError(
+            f"cannot lock {what} ({path}): {exc.strerror or exc}",
+            hint=f"patchkit locks a tree beside its state, in {path.parent}: it must be "
+            "writable, on a file system with locks",
+        ) from None
+    if not taken:
+        raise TreeBusy(
+            f"{what} is being changed by {_describe(holder(directory))}; "
+            "refusing to touch it at the same time",
+            hint="wait for that command to finish and run this one again",
+        ) from None
+    return True
 
 
 def _write_holder(directory: Path, command: str) -> None:
@@ -157,7 +179,7 @@ def _write_holder(directory: Path, command: str) -> None:
         "argv": ["patchkit", *sys.argv[1:]],
         "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    path = _base(directory).with_suffix(HOLDER)
+    path = _beside(directory, HOLDER)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(info))
     tmp.replace(path)
@@ -169,5 +191,6 @@ def writing(tree: Tree, command: str) -> contextlib.AbstractContextManager[None]
 
 
 def reading(tree: Tree, command: str = "status") -> contextlib.AbstractContextManager[None]:
-    """Read ``tree`` whole: no writer is half-way through it meanwhile."""
-    return exclusive(tree.state_dir, f"the {tree.kind} at {tree.root}", command)
+    """Read ``tree`` whole: no writer is half-way through it meanwhile (where the lock cannot
+    be made for want of write access, nobody who could write the tree is locking it either)."""
+    return exclusive(tree.state_dir, f"the {tree.kind} at {tree.root}", command, reader=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from patchkit.cache import cache_root
+from patchkit.cache import Cache
 from patchkit.matrix.cells import CellJob, CellValue, compute_cell
 from patchkit.matrix.execute import LocalPool, Serial
 from patchkit.matrix.markdown import render_markdown
@@ -75,8 +75,10 @@ def test_nothing_checked_out_and_nothing_left_but_the_store(rel: Releases) -> No
     rel.matrix(releases="v1.0..v1.4")
     assert run_git(rel.upstream.path, "worktree", "list") == before
     assert run_git(rel.upstream.path, "status", "--porcelain") == b""
-    files = [p for p in cache_root().rglob("*") if p.is_file()]
-    assert [p.relative_to(cache_root()).as_posix() for p in files] == ["matrix/cells.sqlite"]
+    files = [p for p in Cache.current().root.rglob("*") if p.is_file()]
+    assert [p.relative_to(Cache.current().root).as_posix() for p in files] == [
+        "matrix/cells.sqlite"
+    ]
 
 
 def test_a_process_pool_gives_the_same_cells(rel: Releases) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from patchkit.cache import cache_root
+from patchkit.cache import Cache
 from patchkit.cli import main
 from patchkit.gitrepo import GitRepo
 from testing.builders import run_git
@@ -51,7 +51,7 @@ def _populate(root: Path, project: Path) -> None:
 def test_cache_shows_kinds_and_prune_removes_only_what_nothing_refers_to(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root = cache_root()
+    root = Cache.current().root
     _populate(root, tmp_path)
     shown = _cache_json(capsys)
     kinds = shown["kinds"]
@@ -73,5 +73,5 @@ def test_cache_shows_kinds_and_prune_removes_only_what_nothing_refers_to(
 def test_a_committed_release_keeps_no_archive(fake_index: FakeIndex) -> None:
     with store_for(fake_index) as store:
         store.ensure_release("0.2.0")
-    downloads = cache_root() / "downloads"
+    downloads = Cache.current().root / "downloads"
     assert not [p for p in downloads.iterdir() if p.name.endswith(".tar.gz")]

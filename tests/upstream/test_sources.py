@@ -9,7 +9,7 @@ from pathlib import Path
 import platformdirs
 import pytest
 
-from patchkit.cache import cache_root
+from patchkit.cache import Cache
 from patchkit.errors import ConfigError, SourceError, TreeError
 from patchkit.gitrepo import GitRepo
 from patchkit.model import LockEntry, SourceKind, SourceSpec
@@ -107,7 +107,7 @@ def test_same_release_same_commit_anywhere(
     for name in ("a", "b"):
         monkeypatch.setenv("PATCHKIT_CACHE", str(tmp_path / name))
         ids.append(store_for(fake_index).ensure_release("0.1.0"))
-        assert cache_root() == tmp_path / name
+        assert Cache.current().root == tmp_path / name
     assert ids[0] == ids[1]
     store = store_for(fake_index)
     assert store.repo.text("log", "-1", "--format=%at %an", "v0.1.0") == "1773192981 patchkit"
@@ -129,7 +129,7 @@ def test_available_releases(fake_index: FakeIndex) -> None:
 # -- fetch and worktrees ------------------------------------------------------------------------
 def test_fetch_makes_the_shared_tree_at_the_release(fake_index: FakeIndex) -> None:
     tree = fetch(entry_for("0.2.0"), index=index_of(fake_index))
-    assert tree.path == cache_root() / "trees" / "vllm"
+    assert tree.path == Cache.current().root / "trees" / "vllm"
     assert (tree.path / "vllm/core.py").read_text() == "VERSION = '0.2.0'\n"
     assert (tree.target, tree.version, tree.upstream_commit) == ("vllm", "0.2.0", COMMITS["0.2.0"])
     with GitRepo(tree.path) as repo:
@@ -141,7 +141,7 @@ def test_fetch_refuses_a_commit_mismatch(fake_index: FakeIndex) -> None:
     entry = entry_for("0.2.0", commit="abcdef0123")
     with pytest.raises(ConfigError, match=r"upstream commit 2222222bbbbbbb, but upstream\.lock"):
         fetch(entry, index=index_of(fake_index))
-    assert not (cache_root() / "trees" / "vllm").exists()
+    assert not (Cache.current().root / "trees" / "vllm").exists()
 
 
 def test_fetch_accepts_abbreviated_and_g_prefixed_commits(fake_index: FakeIndex) -> None:
@@ -169,7 +169,7 @@ def test_a_tree_with_local_changes_is_not_moved(fake_index: FakeIndex) -> None:
 
 
 def test_a_foreign_directory_is_not_taken_over(fake_index: FakeIndex) -> None:
-    shared = cache_root() / "trees" / "vllm"
+    shared = Cache.current().root / "trees" / "vllm"
     shared.mkdir(parents=True)
     (shared / "mine.txt").write_text("user data\n")
     with pytest.raises(TreeError, match="is not a worktree of"):
