@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from patchkit.errors import CacheUntrusted, ConfigError, shown
+from patchkit.trust.names import name_problem
 
 _MODE = 0o755  # directories patchkit makes: never group- or other-writable, whatever the umask
 _KEY = "key"  # the cache's sealing key: 32 random bytes, mode 0600
@@ -163,8 +164,9 @@ class Cache:
 
 def _segment(name: str) -> str:
     """``name`` as one path segment of the cache (it may come from a config file)."""
-    if not name or name in (".", "..") or "/" in name or "\0" in name or len(name) > 200:
-        raise ConfigError(f"{shown(name)} cannot name a file in patchkit's cache")
+    problem = name_problem(name)
+    if problem is not None:
+        raise ConfigError(f"{shown(name)} cannot name a file in patchkit's cache: {problem}")
     return name
 
 
