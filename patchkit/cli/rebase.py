@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -14,15 +13,13 @@ from rich.table import Table
 
 from patchkit.cli.explain import explain_arg, placement_json, placement_line
 from patchkit.cli.render import console, err_console, print_json
-from patchkit.errors import ConfigError, RebaseStopped
-from patchkit.model import Outcome, PatchMeta, SourceKind, UpstreamStatus
-from patchkit.ops.apply import apply
-from patchkit.ops.context import Project, blobs_for, load_project
+from patchkit.errors import ConfigError, RebaseStopped, VerificationFailed
+from patchkit.ops.context import Project, load_project
 from patchkit.ops.rebase import abort_rebase, continue_rebase, rebase
-from patchkit.ops.rebase_conflicts import RebaseReport, stop_hint
+from patchkit.ops.rebase_conflicts import RebaseReport
 from patchkit.ops.rebase_pins import rebase_with_pins
-from patchkit.ops.rebase_run import carried
-from patchkit.workspace.tree import checkout_tree
+from patchkit.ops.rebase_report import stop_hint, tests_hint
+from patchkit.ops.rebase_run import CHANGED, carried
 
 _Done = TypeVar("_Done")
 
@@ -41,7 +38,8 @@ def add_rebase_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-pending",
         action="store_true",
-        help="move the lock even if patches stop; record them as pending in their metadata",
+        help="move the lock even if patches stop or their tests fail on the new release; "
+        "record the stopped ones as pending in their metadata (with --continue too)",
     )
     what = parser.add_mutually_exclusive_group()
     what.add_argument(
@@ -54,7 +52,8 @@ def add_rebase_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-verify",
         action="store_true",
-        help="do not run the tests of the patches the rebase changed",
+        help="move the lock without running the tests of the patches the rebase changed "
+        "(by default they must pass on the new release first)",
     )
     parser.add_argument(
         "--python", default=sys.executable, metavar="PATH", help="interpreter for those tests"
@@ -77,7 +76,8 @@ def rebase_cmd(args: argparse.Namespace) -> int:
         console.print(f"dropped the rebase of {args.target} ({where}); the project is unchanged")
         return 0
     if args.resume:
-        report = continue_rebase(project_root=root, target=args.target)
+        pending = True if args.allow_pending else None
+        report = continue_rebase(project_root=root, target=args.target, allow_pending=pending)
     elif not args.onto:
         raise ConfigError(
             f"say where to rebase {args.target}: --onto is missing",
@@ -88,7 +88,7 @@ def rebase_cmd(args: argparse.Namespace) -> int:
         return _with_pins(args, project)
     else:
         report = _start(rebase, args, project)
-    return _finish(args, root, report)
+    return _finish(args, report)
 
 
 def _start(how: Callable[..., _Done], args: argparse.Namespace, project: Project) -> _Done:
@@ -100,11 +100,13 @@ def _start(how: Callable[..., _Done], args: argparse.Namespace, project: Project
         sets=args.sets,
         allow_pending=args.allow_pending,
         explain=args.explain,
+        verify=not args.no_verify,
+        python=args.python,
     )
 
 
 def _with_pins(args: argparse.Namespace, project: Project) -> int:
-    """Rebase the target and the targets it pins as one transaction, then verify each."""
+    """Rebase the target and the targets it pins as one transaction."""
     done = _start(rebase_with_pins, args, project)
     if done.rolled_back:
         for report in done.reports:
@@ -118,12 +120,29 @@ def _with_pins(args: argparse.Namespace, project: Project) -> int:
             f"{args.onto} --with-pins` again",
         )
     for report in done.reports:
-        _finish(args, project.root, report)
+        _finish(args, report)
     return 0
 
 
-def _finish(args: argparse.Namespace, root: Path, report: RebaseReport) -> int:
+def _finish(args: argparse.Namespace, report: RebaseReport) -> int:
     _show(args, report)
+    _show_proof(args, report)
+    if report.verify_failed and report.proof is not None:
+        failed = "\n  ".join(report.proof.failures())
+        if not report.lock_moved:
+            raise VerificationFailed(
+                f"the carried patches' tests fail on {report.target} {report.onto}, so the "
+                f"lock stays at {report.from_version}:\n  {failed}",
+                hint=tests_hint(report) + f"; or `patchkit rebase --target {report.target} "
+                f"--abort` (report: {report.report})",
+            )
+        err_console.print(
+            f"[yellow]warning:[/] the lock moved to {report.onto} (--allow-pending) although "
+            f"these tests fail there:\n  {failed}",
+            soft_wrap=True,
+            markup=True,
+            highlight=False,
+        )
     if report.stopped:
         stopped = [p for p in report.patches if not carried(p.outcome)]
         raise RebaseStopped(
@@ -132,9 +151,23 @@ def _finish(args: argparse.Namespace, root: Path, report: RebaseReport) -> int:
             hint="; ".join(f"{p.id}: {stop_hint(report, p)}" for p in stopped)
             + f"; or `patchkit rebase --target {report.target} --abort`",
         )
-    if not args.no_verify:
-        verify_changed(args, root, report)
     return 0
+
+
+def _show_proof(args: argparse.Namespace, report: RebaseReport) -> None:
+    proof = report.proof
+    if proof is None:
+        return
+    if proof.report is not None and not args.json:
+        from patchkit.cli.verify import render
+
+        render(proof.report)
+    if proof.unverified:
+        err_console.print(
+            f"[yellow]warning:[/] the carried patches ({', '.join(proof.changed)}) were NOT "
+            "verified: " + proof.unverified,
+            soft_wrap=True,
+        )
 
 
 def _show(args: argparse.Namespace, report: RebaseReport) -> None:
@@ -156,67 +189,7 @@ def _show(args: argparse.Namespace, report: RebaseReport) -> None:
 
 def changed_patches(report: RebaseReport) -> list[str]:
     """The patches whose change the rebase moved or merged: their proof is now out of date."""
-    moved = (Outcome.CARRIED, Outcome.PARTLY_UPSTREAMED)
-    return [p.id for p in report.patches if p.outcome in moved]
-
-
-def carried_series(project: Project, target: str) -> list[PatchMeta]:
-    """The series a rebase carried to the new lock: every listed patch, opt-in ones too, but
-    the retired and those it left pending (they do not apply there)."""
-    return [
-        p
-        for p in project.listed(target)
-        if p.status is not UpstreamStatus.MERGED and not p.history.pending
-    ]
-
-
-def verify_changed(args: argparse.Namespace, root: Path, report: RebaseReport) -> None:
-    """Apply the carried series to a fresh tree at the new lock and run the changed patches'
-    tests. A path source has no fresh tree to make: say that nothing was verified, and how."""
-    from patchkit.cli.verify import render
-    from patchkit.ops.verify import raise_for, verify_applied
-    from patchkit.upstream.sources import UpstreamRepo, fetch
-
-    changed = changed_patches(report)
-    if not changed or not report.lock_moved:
-        return
-    project = load_project(root, args.sets)
-    entry = project.entry(args.target)
-    patches = carried_series(project, args.target)
-    if entry.source.kind is SourceKind.PATH:
-        _not_verified(report, changed, patches)
-        return
-    with (
-        tempfile.TemporaryDirectory(prefix="patchkit-rebase-verify-") as tmp,
-        UpstreamRepo(args.target) as repo,
-    ):
-        path = fetch(entry, into=Path(tmp) / args.target).path
-        tree = checkout_tree(path, args.target)
-        blobs = blobs_for(entry, tree)
-        try:
-            apply(tree=tree, entry=entry, patches=patches, blobs=blobs)
-        finally:
-            blobs.close()
-        verified = [p for p in patches if p.id in changed]
-        result = verify_applied(tree=tree, lock=project.lock, patches=verified, python=args.python)
-        repo.remove_tree(path)
-    if not args.json:
-        render(result)
-    raise_for(result)
-
-
-def _not_verified(report: RebaseReport, changed: list[str], patches: list[PatchMeta]) -> None:
-    target, includes = report.target, "".join(f" --include {p.id}" for p in patches if p.optional)
-    err_console.print(
-        f"[yellow]warning:[/] the carried patches ({', '.join(changed)}) were NOT verified: "
-        f"{target}'s source is a local path, of which patchkit makes no fresh tree",
-        soft_wrap=True,
-    )
-    err_console.print(
-        f"  [bold]what to do:[/] check out {report.onto} ({report.commit[:12]}) there, then "
-        f"`patchkit apply --target {target}{includes} --verify`",
-        soft_wrap=True,
-    )
+    return [p.id for p in report.patches if p.outcome in CHANGED]
 
 
 def print_report(report: RebaseReport) -> None:

@@ -20,6 +20,7 @@ BROKEN = (
     Outcome.AMBIGUOUS.value,
     Outcome.FAILED.value,
 )
+CARRIED = (Outcome.APPLIED.value, Outcome.CARRIED.value, Outcome.PARTLY_UPSTREAMED.value)
 SCHEMA = 1
 
 
@@ -45,6 +46,19 @@ class Cell:
     verified: dict[str, dict[str, Any]] | None  # GPU kind -> the last record there
     detail: dict[str, Any] = field(default_factory=dict)  # what the outcome value carries
 
+    @property
+    def tests_fail(self) -> bool:
+        """The patch's change is in this release, and its tests' run there (for the patch as
+        it is now) failed on some GPU kind."""
+        runs = (self.verified or {}).values()
+        failed = any(v.get("result") == "failed" and not v.get("stale") for v in runs)
+        return failed and self.outcome in CARRIED
+
+    @property
+    def shown(self) -> str:
+        """The outcome as people read it: ``carried, tests fail`` where a run says so."""
+        return f"{self.outcome}, tests fail" if self.tests_fail else self.outcome
+
     def to_json(self, set_name: str) -> dict[str, Any]:
         return {
             "patch": self.patch,
@@ -55,6 +69,7 @@ class Cell:
             "absorbed_by": self.absorbed_by,
             "verified": self.verified,
             "detail": self.detail,
+            "shown": self.shown,
         }
 
 

@@ -20,10 +20,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from patchkit.engine.bisect import History, open_history, read_at
+from patchkit.engine.bisect import History, Point, open_history, read_at
 from patchkit.engine.series import Blobs
 from patchkit.errors import ConfigError, RebaseStopped
-from patchkit.model import UpstreamStatus
+from patchkit.model import Outcome, UpstreamStatus
 from patchkit.ops.context import Project, load_project
 from patchkit.ops.rebase_conflicts import (
     PatchRebase,
@@ -38,9 +38,10 @@ from patchkit.ops.rebase_conflicts import (
     state_dir,
     worktree_of,
     write_conflicted,
-    write_report,
 )
+from patchkit.ops.rebase_report import write_report
 from patchkit.ops.rebase_run import (
+    CHANGED,
     Eval,
     Run,
     carried,
@@ -49,6 +50,7 @@ from patchkit.ops.rebase_run import (
     judge_all,
     new_diff,
 )
+from patchkit.ops.rebase_verify import Proof, moved_lock, verify_carried
 from patchkit.targets import pins_in
 from patchkit.workspace.tree import Tree
 
@@ -63,11 +65,17 @@ def rebase(
     allow_pending: bool = False,
     sets: list[str] | None = None,
     explain: bool = False,
+    verify: bool = False,
+    python: str | None = None,
 ) -> RebaseReport:
     """Move ``target``'s patches and lock onto ``onto`` (release version, tag, commit);
-    ``explain`` names the scope path of every hunk's place."""
+    ``explain`` names the scope path of every hunk's place. With ``verify``, the lock moves
+    only once the carried patches' tests passed on the new release (run with ``python``), or
+    with ``allow_pending``, which the report's ``proof`` then shows failed."""
     with project_writer(project.root):
-        return _rebase(project, target, onto, history, allow_pending, sets, explain)
+        base = RebaseState(str(project.root), target, sets, Point("", ""), allow_pending, [])
+        state = replace(base, verify=verify, python=python)
+        return _rebase(project, target, onto, history, state, explain)
 
 
 def _rebase(
@@ -75,8 +83,7 @@ def _rebase(
     target: str,
     onto: str,
     history: History | None,
-    allow_pending: bool,
-    sets: list[str] | None,
+    state: RebaseState,
     explain: bool,
 ) -> RebaseReport:
     directory = state_dir(project.root, target)
@@ -87,7 +94,7 @@ def _rebase(
         )
     run = _open(project, target, history, directory)
     run.new, run.explain = run.history.resolve(onto), explain
-    state = RebaseState(str(project.root), target, sets, run.new, allow_pending, [])
+    state = replace(state, onto=run.new)
     try:
         return _conclude(run, state, evaluate(run, {}))
     finally:
@@ -95,16 +102,25 @@ def _rebase(
 
 
 def continue_rebase(
-    *, project_root: Path, target: str, history: History | None = None
+    *,
+    project_root: Path,
+    target: str,
+    history: History | None = None,
+    allow_pending: bool | None = None,
 ) -> RebaseReport:
-    """Record the fixed patches from the worktree, then finish (or stop again)."""
+    """Record the fixed patches from the worktree, then finish (or stop again);
+    ``allow_pending`` overrides what the rebase was started with."""
     with project_writer(project_root):
-        return _continue(project_root, target, history)
+        return _continue(project_root, target, history, allow_pending)
 
 
-def _continue(project_root: Path, target: str, history: History | None) -> RebaseReport:
+def _continue(
+    project_root: Path, target: str, history: History | None, allow_pending: bool | None
+) -> RebaseReport:
     directory = state_dir(project_root, target)
     state = _require_state(directory, target)
+    if allow_pending is not None:
+        state = replace(state, allow_pending=allow_pending)
     project = load_project(project_root, state.sets)
     run = _open(project, target, history, directory)
     run.new, run.found, run.points = state.onto, dict(state.found), state.points
@@ -170,22 +186,58 @@ def _conclude(run: Run, state: RebaseState, evals: list[Eval]) -> RebaseReport:
         stopped=not done,
         points=run.points,
     )
-    if done:
-        _publish(run, evals, judged, report.commit)
-        drop_state(run.directory, run.history.repo)
-        return report
-    return _stop(run, state, evals, report)
+    if not done:
+        return _stop(run, state, evals, report)
+    files, pins = _outputs(run, evals, judged)
+    if state.verify:
+        report = replace(report, proof=_prove(run, state, evals, report, files, pins))
+        if report.verify_failed and not state.allow_pending:
+            return _stop(run, state, [], replace(report, lock_moved=False, stopped=True))
+    publish(files, run.project.lock.path, run.entry.name, run.label, report.commit, pins)
+    drop_state(run.directory, run.history.repo)
+    return report
+
+
+def _prove(
+    run: Run,
+    state: RebaseState,
+    evals: Sequence[Eval],
+    report: RebaseReport,
+    files: dict[Path, bytes],
+    pins: dict[str, str],
+) -> Proof:
+    """The carried series, as it would be published, verified on a fresh tree of the new
+    release: the tests of the patches whose change moved."""
+    lock = moved_lock(run.project.lock, run.entry.name, run.label, report.commit, pins)
+    kept = (Outcome.UPSTREAMED,)  # retired by this rebase: upstream has it
+    series = [
+        ev.meta
+        for ev, p in zip(evals, report.patches, strict=True)
+        if carried(p.outcome) and p.outcome not in kept
+    ]
+    changed = [p.id for p in report.patches if p.outcome in CHANGED]
+    return verify_carried(
+        lock=lock,
+        target=run.entry.name,
+        series=series,
+        refreshed=files,
+        changed=changed,
+        python=state.python,
+    )
 
 
 def _stop(run: Run, state: RebaseState, evals: list[Eval], report: RebaseReport) -> RebaseReport:
+    """Keep the rebase for a person: the stopped patches' files in a worktree (none when it
+    stopped for failing tests), its state and the report."""
     stopped = [p.id for p in report.patches if not carried(p.outcome)]
     files = [{**ev.before, **{c.path: c.content for c in ev.result.conflicted}} for ev in evals]
     kept = [f for f, ev in zip(files, evals, strict=True) if ev.meta.id in stopped]
-    tree = _fresh_worktree(run, sorted({path for f in kept for path in f}))
-    write_conflicted(tree, kept)
     state = replace(state, stopped=stopped, found=run.found, points=run.points)
     save_state(run.directory, state)
-    report = replace(report, worktree=tree.root)
+    if kept:
+        tree = _fresh_worktree(run, sorted({path for f in kept for path in f}))
+        write_conflicted(tree, kept)
+        report = replace(report, worktree=tree.root)
     return replace(report, report=write_report(run.directory, report))
 
 
@@ -198,7 +250,11 @@ def _fresh_worktree(run: Run, paths: list[str]) -> Tree:
     return Tree(path, run.directory / "state", run.entry.name)
 
 
-def _publish(run: Run, evals: Sequence[Eval], judged: Sequence[PatchRebase], commit: str) -> None:
+def _outputs(
+    run: Run, evals: Sequence[Eval], judged: Sequence[PatchRebase]
+) -> tuple[dict[Path, bytes], dict[str, str]]:
+    """The project files a finished rebase writes (refreshed diffs, metadata), and the pins
+    of the new release."""
     files: dict[Path, bytes] = {}
     for ev, patch in zip(evals, judged, strict=True):
         diff = new_diff(ev) if patch.refreshed else None
@@ -208,5 +264,4 @@ def _publish(run: Run, evals: Sequence[Eval], judged: Sequence[PatchRebase], com
         if meta is not None:
             files[ev.meta.meta_file] = meta.encode()
     new_tree = read_at(run.history.repo, run.history.commit(run.new))
-    pins = pins_in(new_tree, run.entry.name)
-    publish(files, run.project.lock.path, run.entry.name, run.label, commit, pins)
+    return files, pins_in(new_tree, run.entry.name)

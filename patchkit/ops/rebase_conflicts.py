@@ -11,12 +11,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import re
 import shutil
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import tomlkit
 
@@ -40,10 +39,10 @@ from patchkit.workspace.tree import Tree, write_file
 from patchkit.workspace.txn import KEEP, Write, recover
 from patchkit.workspace.txn import commit as txn_commit
 
-_PARTLY = Outcome.PARTLY_UPSTREAMED
+if TYPE_CHECKING:
+    from patchkit.ops.rebase_verify import Proof
+
 STATE = "state.json"
-REPORT_MD = "conflicts.md"
-REPORT_JSON = "conflicts.json"
 
 
 @dataclass(frozen=True)
@@ -83,6 +82,11 @@ class RebaseReport:
     report: Path | None = None  # conflicts.md, when stopped
     worktree: Path | None = None  # the tree left for a person, when stopped
     points: int = 0  # points of history bisection ran the series at (releases fetched)
+    proof: Proof | None = None  # the carried patches verified on the new release, when asked
+
+    @property
+    def verify_failed(self) -> bool:
+        return self.proof is not None and self.proof.failed
 
     @property
     def probes(self) -> int:
@@ -110,6 +114,13 @@ class RebaseReport:
             "stopped": self.stopped,
             "report": str(self.report) if self.report else None,
             "bisect": {"points": self.points, "attempts": self.probes},
+            "verification": None
+            if self.proof is None
+            else {
+                "patches": list(self.proof.changed),
+                "failed": self.proof.failures(),
+                "unverified": self.proof.unverified or None,
+            },
         }
 
 
@@ -133,6 +144,8 @@ class RebaseState:
     stopped: list[str]  # ids of the patches a person must fix
     found: dict[str, Bisected] = field(default_factory=dict)
     points: int = 0  # points of history the series ran at while bisecting
+    verify: bool = False  # verify the carried patches on the new release before the lock moves
+    python: str | None = None  # the interpreter for those tests
 
 
 def state_dir(project: Path, target: str) -> Path:
@@ -220,101 +233,6 @@ def manual_result(
             "then --continue again",
         )
     return PatchResult(patch_id, Outcome.CARRIED, Step.NONE, changes)
-
-
-# -- the conflict report ----------------------------------------------------------------------
-def write_report(directory: Path, report: RebaseReport) -> Path:
-    """Write ``conflicts.md`` and ``conflicts.json``; the Markdown path is returned."""
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / REPORT_JSON).write_text(json.dumps(report_json(report), indent=2) + "\n")
-    md = directory / REPORT_MD
-    md.write_text(report_markdown(report))
-    return md
-
-
-def report_json(report: RebaseReport) -> dict[str, Any]:
-    data = report.to_json()
-    data["worktree"] = str(report.worktree) if report.worktree else None
-    for entry, patch in zip(data["patches"], report.patches, strict=True):
-        entry["conflicts"] = [
-            {"file": d.path, "hunk": d.hunk, "reason": d.reason, "ours": d.ours, "theirs": d.theirs}
-            for d in patch.details
-        ]
-        entry["message"] = patch.message
-    return data
-
-
-def report_markdown(report: RebaseReport) -> str:
-    lines = [
-        f"# Rebase of {report.target} {report.from_version} onto {report.onto}: stopped",
-        "",
-        f"Worktree with the stopped patches' files: `{report.worktree}`",
-        "",
-        "| patch | outcome | step | broken by | absorbed by |",
-        "|---|---|---|---|---|",
-    ]
-    for p in report.patches:
-        lines.append(
-            f"| {p.id} | {p.shown} | {p.step} | {p.broken_by or ''} | {p.absorbed_by or ''} |"
-        )
-    for p in report.patches:
-        if not p.outcome.ok:
-            lines += _patch_section(p)
-    lines += ["", "## What to do", "", *next_steps(report)]
-    return "\n".join(lines) + "\n"
-
-
-def _patch_section(patch: PatchRebase) -> list[str]:
-    broken = f" (first at {patch.broken_by})" if patch.broken_by else ""
-    lines = ["", f"## {patch.id}: {patch.shown}{broken}", ""]
-    if patch.message:
-        lines += [patch.message, ""]
-    for d in patch.details:
-        lines += [f"### `{d.path}` {d.hunk}".rstrip(), "", f"Reason: {d.reason}", ""]
-        if not d.theirs:  # a rewrite that found no site: upstream's whole code is no help
-            lines += [f"(upstream's code is in the worktree: `{d.path}`)", ""]
-            continue
-        lines += ["Upstream now (ours):", "", *_fenced(d.ours), ""]
-        lines += ["The patch wants (theirs):", "", *_fenced(d.theirs), ""]
-    return lines
-
-
-def _fenced(text: str) -> list[str]:
-    if not text:
-        return ["(nothing)"]
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return [fence, text.rstrip("\n"), fence]
-
-
-def stop_hint(report: RebaseReport, patch: PatchRebase) -> str:
-    """What a person does about one stopped patch: it depends on what it is."""
-    again = f"`patchkit rebase --target {report.target} --continue`"
-    if patch.absorbed:
-        return (
-            f"`patchkit retire {patch.id} --merged-in {patch.absorbed_by}` if {report.onto} still "
-            f"has the fix (else fix the patch), then {again}"
-        )
-    if patch.kind == "rewrite":
-        return (
-            f"change the rewrite `{patch.patch_file}` (its anchors, search globs, the edit it "
-            f"makes) or its metadata (`files`) so it finds its code in {report.onto} (the "
-            f"worktree `{report.worktree}` has those files), then {again}: it is re-run"
-        )
-    return (
-        f"edit its files in `{report.worktree}` (remove every conflict marker), then {again}: "
-        "its new diff is recorded from there"
-    )
-
-
-def next_steps(report: RebaseReport) -> list[str]:
-    stopped = [p for p in report.patches if not p.outcome.ok and p.outcome is not _PARTLY]
-    steps = [f"- `{p.id}` ({p.shown}): {stop_hint(report, p)}." for p in stopped]
-    return [
-        *steps,
-        f"- Or `patchkit rebase --target {report.target} --abort`: nothing in the project "
-        "changed. `--allow-pending` moves the lock anyway and marks the rest pending.",
-    ]
 
 
 # -- finishing: the project files, together ---------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from patchkit.ops.context import Project, load_project
 from patchkit.ops.rebase import rebase
@@ -32,44 +33,27 @@ def rebase_with_pins(
     allow_pending: bool = False,
     sets: list[str] | None = None,
     explain: bool = False,
+    verify: bool = False,
+    python: str | None = None,
 ) -> PinnedRebase:
     """Rebase ``target`` onto ``onto``, then every target its new release pins (vLLM pins
     FlashInfer) onto the pinned version. All or nothing: when a pinned target stops, the
     project's lock and patch files are restored as they were, so no target moves alone."""
     with project_writer(project.root):  # one writer of the project for the whole transaction
-        return _with_pins(project, target, onto, allow_pending, sets, explain)
+        options = {"allow_pending": allow_pending, "sets": sets, "explain": explain}
+        return _with_pins(project, target, onto, {**options, "verify": verify, "python": python})
 
 
-def _with_pins(
-    project: Project,
-    target: str,
-    onto: str,
-    allow_pending: bool,
-    sets: list[str] | None,
-    explain: bool,
-) -> PinnedRebase:
+def _with_pins(project: Project, target: str, onto: str, options: dict[str, Any]) -> PinnedRebase:
     saved = _snapshot(project.root)
-    first = rebase(
-        project=project,
-        target=target,
-        onto=onto,
-        allow_pending=allow_pending,
-        sets=sets,
-        explain=explain,
-    )
+    sets = options["sets"]
+    first = rebase(project=project, target=target, onto=onto, **options)
     reports = [first]
     if not first.lock_moved:
         return PinnedRebase(tuple(reports))
     moved = load_project(project.root, sets)
     for other, version in pins_to_move(moved.lock, target).items():
-        report = rebase(
-            project=moved,
-            target=other,
-            onto=version,
-            allow_pending=allow_pending,
-            sets=sets,
-            explain=explain,
-        )
+        report = rebase(project=moved, target=other, onto=version, **options)
         reports.append(report)
         if not report.lock_moved:
             _restore(project.root, saved)

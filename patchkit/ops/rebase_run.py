@@ -37,6 +37,7 @@ from patchkit.ops.rebase_conflicts import (
 from patchkit.workspace.tree import Tree
 
 MANUAL = "manual"  # the step of a patch a person fixed in the worktree
+CHANGED = (Outcome.CARRIED, Outcome.PARTLY_UPSTREAMED)  # moved or merged: its proof is stale
 
 
 @dataclass

@@ -3,6 +3,7 @@ repository whose tagged commits stand in for releases (a path source)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -128,6 +129,24 @@ def test_verification_records_show_per_gpu_kind(rel: Releases) -> None:
     assert m.cell("bump", "1.1").verified is None
     assert "H100 80GB HBM3 passed x1.50" in render_markdown(m)
     assert "bench decode b16: compared, x1.50 time" in render_html(m)
+
+
+def test_a_carried_cell_whose_tests_fail_there_says_so(rel: Releases) -> None:
+    """Where a run of the patch as it is now failed at a release, its cell is not just
+    `carried`: `carried, tests fail` (a stale run, of an older patch, does not count)."""
+    digest = hashlib.sha256((rel.root / "patchsets/demo/patches/bump.patch").read_bytes())
+    failed = _record("bump", "1.2", gpu="", bench=[]) | {
+        "result": "failed",
+        "digest": digest.hexdigest(),
+    }
+    stale = _record("tail", "1.1", gpu="", bench=[]) | {"result": "failed"}
+    (rel.root / "patchsets/demo/verification.json").write_text(json.dumps([failed, stale]))
+    m = rel.matrix(releases="v1.0..v1.3")
+    assert m.cell("bump", "1.2").shown == "carried, tests fail"
+    assert m.cell("bump", "1.1").shown == "applied" and m.cell("tail", "1.1").shown == "applied"
+    assert m.to_json()["cells"][2]["shown"] == "carried, tests fail"
+    assert "carried, tests fail" in render_markdown(m)
+    assert "carried, tests fail" in render_html(m)
 
 
 def test_page_is_self_contained_with_cells_filters_and_details(rel: Releases) -> None:

@@ -692,14 +692,49 @@ def test_carried_patches_are_verified_on_the_new_release(rel: Releases) -> None:
     assert not records_path(rel.root / "patchsets" / "demo").exists()  # the working copy: clean
 
 
-def test_a_carried_patch_whose_test_fails_is_reported(rel: Releases) -> None:
+def test_a_carried_patch_whose_test_fails_keeps_the_lock_and_names_the_test(
+    rel: Releases, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The lock moves only once the carried patches' tests pass on the new release: a failure
+    leaves it (and every project file) as it was, names the whole test id, and the rebase can
+    be continued once fixed, or with --allow-pending (which says so)."""
     records = _bump_with_test(rel, expected=5)  # the patch makes it 4: the test must fail
     _git_source(rel)
     rel.release("1.1", fix("import sys\n" + MOD))
+    before = snapshot(rel.root)
     with pytest.raises(PatchkitError) as failed:
         run_cli("--target", "demo", "--project", str(rel.root), "--onto", "v1.1")
     assert failed.value.exit_code == 7
-    assert [r["result"] for r in json.loads(records.read_text())] == ["failed"]
+    assert "tests/test_bump.py::test_compute_is_bumped" in failed.value.message
+    assert "lock stays at 1.0" in failed.value.message and "--continue" in (failed.value.hint or "")
+    assert snapshot(rel.root) == before and rel.lock()["version"] == "1.0"
+    saved = json.loads(records.read_text())
+    assert [(r["patch"], r["result"], r["lock_version"]) for r in saved] == [
+        ("bump", "failed", "1.1")
+    ]
+    with pytest.raises(PatchkitError) as again:  # nothing changed: it fails again
+        run_cli("--target", "demo", "--project", str(rel.root), "--continue")
+    assert again.value.exit_code == 7 and rel.lock()["version"] == "1.0"
+    capsys.readouterr()
+    assert (
+        run_cli("--target", "demo", "--project", str(rel.root), "--continue", "--allow-pending")
+        == 0
+    )
+    assert rel.lock()["version"] == "1.1"
+    err = capsys.readouterr().err
+    assert "--allow-pending" in err and "tests/test_bump.py::test_compute_is_bumped" in err
+
+
+def test_a_fixed_test_lets_continue_move_the_lock(rel: Releases) -> None:
+    _bump_with_test(rel, expected=5)
+    _git_source(rel)
+    rel.release("1.1", fix("import sys\n" + MOD))
+    with pytest.raises(PatchkitError):
+        run_cli("--target", "demo", "--project", str(rel.root), "--onto", "v1.1")
+    test = rel.root / "patchsets/demo/tests/test_bump.py"
+    test.write_text(BUMP_TEST.format(expected=4))
+    assert run_cli("--target", "demo", "--project", str(rel.root), "--continue") == 0
+    assert rel.lock()["version"] == "1.1"
 
 
 def test_only_carried_patches_count_as_changed(rel: Releases) -> None:
