@@ -78,6 +78,11 @@ def _add_how(parser: argparse.ArgumentParser) -> None:
 
 def report_lines(report: ExportReport) -> list[str]:
     lines = [report.checked] if report.checked else []
+    if report.checkout:
+        base = "upstream's commit" if report.upstream_base else "a source release's stand-in"
+        lines.append(f"branches in {report.checkout}, on {base} {report.base[:12]}")
+    if not report.upstream_base and report.exports:
+        lines.append("  not pull-request branches: review the series; see the note above")
     lines += [f"left out: {why}" for why in report.left_out]
     for e in report.exports:
         lines.append(f"{e.state.value}: {e.branch} at {e.commit[:12]} ({', '.join(e.files)})")
@@ -91,7 +96,7 @@ def report_lines(report: ExportReport) -> list[str]:
                  "or a git source in upstream.lock)"]
                 if t.result == "not added" else []
             )  # fmt: skip
-        lines += [f"  title: {e.text.title}", f"  text: {e.out_dir}/COMMIT_MSG, PR_BODY.md"]
+        lines += [f"  title: {e.text.title}", f"  text: {e.out_dir}/ (COMMIT_MSG, PR_BODY.md)"]
         lines += (
             [f"  upstream PR {e.comment_for} is open: no new PR; comment for it: COMMENT.md"]
             if e.comment_for

@@ -47,6 +47,19 @@ def base_commit(repo: GitRepo, entry: LockEntry, onto: str | None) -> tuple[str,
     )
 
 
+def not_upstream_notice(entry: LockEntry, checkout: object) -> str:
+    """Why branches made in ``checkout`` cannot become pull requests, and how to get ones
+    that can: said before any work, and again in the report."""
+    return (
+        f"these branches cannot become pull requests: {checkout} has a commit made from the "
+        f"{entry.name} {entry.version} source release, not {entry.repository}'s own history "
+        "(the lock's source is the package index); the series is still written for review. "
+        f"For PR branches on upstream's commit {entry.commit[:12]}: pass --checkout CLONE (a "
+        f"clone of {entry.repository}), or set the lock's source to "
+        '{ kind = "git", url = "..." } or { kind = "path", path = "..." } in upstream.lock'
+    )
+
+
 def commit_identity(repo: GitRepo, given: Identity | None, meta: PatchMeta) -> Identity:
     """``--identity``, else the patch's ``[export] identity``, else the checkout's git config."""
     if given:

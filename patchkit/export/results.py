@@ -45,6 +45,8 @@ class ExportReport:
     exports: tuple[PatchExport, ...]
     left_out: tuple[str, ...] = ()  # "<id>: merged upstream in <PR>": not exported
     checked: str = ""  # what upstream's newest release was found to have already (--check-against)
+    checkout: str = ""  # the repository holding the branches
+    upstream_base: bool = True  # the base is upstream's own commit (False: a release's stand-in)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -53,6 +55,8 @@ class ExportReport:
             "exports": [_json(e) for e in self.exports],
             "left_out": list(self.left_out),
             "checked": self.checked,
+            "checkout": self.checkout,
+            "upstream_base": self.upstream_base,
         }
 
 

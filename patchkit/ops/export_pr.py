@@ -21,11 +21,12 @@ the upstream test (``[export.test]``) in :mod:`patchkit.export.upstream_test`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 
 from patchkit.errors import ConfigError
-from patchkit.export.branches import base_commit
+from patchkit.export.branches import base_commit, not_upstream_notice
 from patchkit.export.build import Build, land, prepare, stacked
 from patchkit.export.prtext import Identity, load_template, pinned_label
 from patchkit.export.publish import check_remote, open_prs, push
@@ -39,6 +40,7 @@ from patchkit.targets import profile
 from patchkit.upstream.github import Gh
 from patchkit.workspace.tree import checkout_tree
 
+log = logging.getLogger("patchkit.export")
 TEMPLATE_PATHS = (".github/PULL_REQUEST_TEMPLATE.md", ".github/pull_request_template.md")
 
 
@@ -70,6 +72,8 @@ def export_pr(
         )
     with GitRepo(tree_root) as repo:
         base, real = base_commit(repo, entry, onto)
+        if not real:
+            log.warning("%s", not_upstream_notice(entry, repo.path))
         push_url = check_remote(repo, entry, push_remote, force, real) if push_remote else None
         build = _context(project, entry, repo, base, onto, identity, tree_root)
         build.run_tests = run_tests
@@ -78,7 +82,9 @@ def export_pr(
             exports = push(repo, exports, push_remote, push_url, force)
     if gh:
         exports = _open_prs(build, exports, gh, push_url)
-    return ExportReport(target, base, tuple(exports), left_out, note)
+    return ExportReport(
+        target, base, tuple(exports), left_out, note, checkout=str(repo.path), upstream_base=real
+    )
 
 
 def _open_prs(

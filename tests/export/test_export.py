@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from patchkit.cli.export import add_export_args, export_cmd
+from patchkit.cli.export import add_export_args, export_cmd, report_lines
 from patchkit.errors import (
     ConfigError,
     GitError,
@@ -509,6 +509,41 @@ def test_synthetic_release_commit_is_a_base_but_never_pushed(tmp_path: Path) -> 
     fork = bare(tmp_path / "fork.git")
     with pytest.raises(SourceError, match="synthetic commit"):
         case.export("fix-f", push_remote=str(fork))
+
+
+def test_a_stand_in_base_is_said_before_any_work_and_in_the_report(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An index source: its branches cannot become PRs; the export says so first (how to give
+    a clone), still writes the series, and names where the branches and texts are."""
+    case = vllm_case(tmp_path)
+    fake = "abcdef0123456789abcdef0123456789abcdef01"
+    case.git("commit", "-q", "--amend", "-m", f"vllm 1.0\n\nUpstream-Commit: {fake}")
+    lock = case.project.path / "upstream.lock"
+    lock.write_text(lock.read_text().replace(case.base, fake))
+    with caplog.at_level("WARNING", logger="patchkit.export"):
+        report = case.export("fix-f")
+    (said,) = [r.getMessage() for r in caplog.records]
+    assert "cannot become pull requests" in said and "--checkout CLONE" in said
+    assert not report.upstream_base and report.checkout == str(case.upstream.path)
+    lines = report_lines(report)
+    assert f"branches in {case.upstream.path}, on a source release's stand-in" in lines[0]
+    assert (report.exports[0].out_dir / "PR_BODY.md").is_file()
+
+
+def test_exports_from_two_checkouts_keep_their_own_texts(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    first = only(case.export("fix-f"))
+    clone = tmp_path / "clone"
+    run_git(tmp_path, "clone", "-q", str(case.upstream.path), str(clone))
+    project = load_project(case.project.path)
+    report = export_pr(
+        project=project, target="vllm", tree_root=clone, patch_ids=["fix-f"], identity=ADA
+    )
+    second = only(report)
+    assert second.out_dir != first.out_dir
+    assert (first.out_dir / "export.json").is_file() and (second.out_dir / "export.json").is_file()
+    assert report_lines(report)[0] == f"branches in {clone}, on upstream's commit {case.base[:12]}"
 
 
 def test_identity_must_name_an_email() -> None:
