@@ -1,6 +1,6 @@
 """What applying one file's part of a diff needs (:class:`Job`) and gives (:class:`FileResult`),
 the results every step of :mod:`patchkit.engine.diffapply` builds, and a patch's result from
-its files' (:func:`combine`: the worst outcome wins)."""
+its files' (:func:`combine`, by the one rule of :mod:`patchkit.engine.verdict`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from patchkit.engine.diffparse import FilePatch
+from patchkit.engine.verdict import patch_outcome
 from patchkit.gitrepo import MergeResult
 from patchkit.model import ConflictDetail, FileChange, Outcome, PatchResult, Placement, Step
 
@@ -18,18 +19,6 @@ if TYPE_CHECKING:
 Reader = Callable[[str], bytes | None]
 BlobReader = Callable[[str], bytes | None]
 Merger = Callable[[bytes, bytes, bytes, tuple[str, str, str]], MergeResult]
-
-# Worst first: the outcome of a patch is the worst outcome of its files.
-SEVERITY = [
-    Outcome.FAILED,
-    Outcome.AMBIGUOUS,
-    Outcome.CONFLICT,
-    Outcome.GONE,
-    Outcome.PARTLY_UPSTREAMED,
-    Outcome.CARRIED,
-    Outcome.APPLIED,
-    Outcome.UPSTREAMED,
-]
 
 
 @dataclass(frozen=True)
@@ -84,12 +73,9 @@ def file_result(
 
 
 def combine(patch_id: str, results: Sequence[FileResult], message: str = "") -> PatchResult:
-    """One patch's result from its files' results: the worst outcome wins."""
-    outcomes = {r.outcome for r in results}
-    if Outcome.UPSTREAMED in outcomes and outcomes & {Outcome.APPLIED, Outcome.CARRIED}:
-        outcome = Outcome.PARTLY_UPSTREAMED
-    else:
-        outcome = min(outcomes, key=SEVERITY.index)
+    """One patch's result from its files' results: a file that did not land is the verdict
+    (the worst first), whatever the others did (:func:`~patchkit.engine.verdict.patch_outcome`)."""
+    outcome = patch_outcome(r.outcome for r in results)
     steps = [r.step for r in results if r.outcome == outcome] or [Step.NONE]
     step = Step.THREE_WAY if Step.THREE_WAY in steps else steps[0]
     return PatchResult(

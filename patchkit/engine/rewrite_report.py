@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from patchkit.engine.rewrite_select import AnchorSpec
+from patchkit.engine.verdict import patch_outcome
 from patchkit.model import Outcome
 
 
@@ -33,6 +34,16 @@ class Tally:
     sites: tuple[Site, ...] = ()
     definitions: tuple[str, ...] = ()  # qualnames that matched the anchor
     code: str = ""  # the first definition's source, for conflict reports
+
+
+# A run whose output fails the structural check (:mod:`patchkit.engine.resultcheck`) says so
+# first: its file is a conflict (upstream has the code its own way), not a broken rewrite.
+STRUCTURE = "its result fails the structural check: "
+
+
+def run_outcome(run: FileRun) -> Outcome:
+    """What a failed run makes its file: a conflict for a structural refusal, else failed."""
+    return Outcome.CONFLICT if run.failure.startswith(STRUCTURE) else Outcome.FAILED
 
 
 @dataclass(frozen=True)
@@ -121,22 +132,10 @@ def _verdict(
     return Outcome.PARTLY_UPSTREAMED, f"anchor {anchor} ({rewrite}): {tally}"
 
 
-_SEVERITY = (Outcome.FAILED, Outcome.AMBIGUOUS, Outcome.CONFLICT, Outcome.GONE)
-
-
 def combine_outcomes(outcomes: Sequence[Outcome]) -> Outcome:
-    """Worst wins; applied and upstreamed mixed make partly-upstreamed."""
-    for bad in _SEVERITY:
-        if bad in outcomes:
-            return bad
-    kinds = set(outcomes)
-    if kinds == {Outcome.UPSTREAMED}:
-        return Outcome.UPSTREAMED
-    if kinds == {Outcome.APPLIED}:
-        return Outcome.APPLIED
-    if not kinds:
-        return Outcome.FAILED
-    return Outcome.PARTLY_UPSTREAMED
+    """Worst wins; applied and upstreamed mixed make partly-upstreamed (the one rule of
+    :mod:`patchkit.engine.verdict`)."""
+    return patch_outcome(outcomes)
 
 
 @dataclass(frozen=True)

@@ -135,7 +135,8 @@ def _without_base(candidate: Candidate, read_lock: Reader, target: str, blobs: B
     _, missing = edit_files(candidate.edits, read_lock)
     if present and len(present) == len(edits):
         return Carried(Outcome.UPSTREAMED, Step.PROBE, b"", b"", message="every new text is there")
-    outcome = Outcome.PARTLY_UPSTREAMED if present else Outcome.CONFLICT
+    # an edit whose text is not there is never part of a success (issue 27)
+    outcome = Outcome.PARTLY_UPSTREAMED if present and not missing else Outcome.CONFLICT
     details = tuple(ConflictDetail(m.split(":")[0], "replace", m) for m in missing)
     return Carried(outcome, Step.NONE, b"", b"", details, "; ".join(missing))
 
