@@ -36,6 +36,7 @@ from patchkit.engine.fileview import FileView
 from patchkit.engine.onesided import place_one_sided
 from patchkit.engine.placement import Placer, Plan, place, replacement
 from patchkit.engine.relocate import Finder, elsewhere, moved_file, scopes_gone
+from patchkit.engine.resultcheck import checked
 from patchkit.engine.scopemerge import Edit, ScopeMerge, Stop, apply_at_base, misplaced
 from patchkit.gitrepo import blob_id
 from patchkit.model import ConflictDetail, FileChange, Outcome, Placement, Rule, Step
@@ -57,7 +58,22 @@ def apply_file(
     finder: Finder | None = None,
 ) -> FileResult:
     """Apply one file's part of a diff to the file as ``read`` returns it; with a ``finder``,
-    follow the code to where it moved."""
+    follow the code to where it moved. A result is written only when it passes the structural
+    check (:mod:`patchkit.engine.resultcheck`)."""
+    result = _apply_file(fp, read, blob, merge, label, explain=explain, finder=finder)
+    return checked(fp, result, read, blob)
+
+
+def _apply_file(
+    fp: FilePatch,
+    read: Reader,
+    blob: BlobReader,
+    merge: Merger,
+    label: str,
+    *,
+    explain: bool = False,
+    finder: Finder | None = None,
+) -> FileResult:
     path = fp.path
     if fp.binary:
         return stopped(Outcome.FAILED, path, "binary", "binary changes are not applied by patchkit")

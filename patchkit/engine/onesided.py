@@ -11,7 +11,9 @@ once in the file. The place is taken only when the evidence holds without the dr
 - a hunk that only inserts needs a grammar, and its intact side must open (close) a scope
   both at base and here: a new function goes before the next one or after the previous one;
 - with a grammar, the place sits in the scope path the hunk had at base, and that scope has
-  no look-alike twin here; without one, the intact side must be a file end.
+  no look-alike twin here; without one, the intact side must be a file end;
+- the nearest definition on the dropped side at base is still on that side here (hunk order:
+  a new function never lands on the other side of a neighbour upstream moved).
 
 Anything less stays a conflict: this is never a guess.
 """
@@ -23,6 +25,7 @@ import dataclasses
 from patchkit.engine.diffparse import Hunk
 from patchkit.engine.fileview import FileView
 from patchkit.engine.placement import Placer, Plan, weight
+from patchkit.engine.structure import Scope
 from patchkit.model import Rule
 
 
@@ -96,6 +99,31 @@ def _scoped(base: FileView, target: FileView, trial: _Try) -> bool:
     return not want or len(target.tree.find(want)) == 1  # twins, alike blocks: no place
 
 
+def _dropped_neighbour(base: FileView, trial: _Try) -> Scope | None:
+    """The definition nearest the hunk at base on the side whose lines were dropped (the
+    outermost, when several end or start at the same line)."""
+    if base.tree is None:
+        return None
+    row = trial.base_at + trial.hunk.lead  # where the hunk's change starts at base
+    named = [s for s in base.tree.scopes if s.named]
+    if trial.lead_kept:  # the trailing side was dropped: the definition after it
+        after = [s for s in named if s.start >= row + len(trial.hunk.old) - trial.hunk.lead]
+        return min(after, key=lambda s: (s.start, len(s.path)), default=None)
+    before = [s for s in named if s.end < row]
+    return min(before, key=lambda s: (-s.end, len(s.path)), default=None)
+
+
+def _in_order(base: FileView, target: FileView, trial: _Try) -> bool:
+    """The neighbour on the dropped side is still on that side here (a new function goes
+    between its neighbours, never on the other side of one that upstream moved)."""
+    neighbour = _dropped_neighbour(base, trial)
+    found = target.tree.find(neighbour.path) if neighbour and target.tree else []
+    if len(found) != 1:
+        return True  # gone, or not one: nothing to keep the order of
+    row = trial.at + trial.hunk.lead
+    return found[0].start >= row if trial.lead_kept else found[0].end < row
+
+
 def _holds(placer: Placer, trial: _Try) -> bool:
     base, target, hunk = placer.base, placer.target, trial.hunk
     assert base is not None
@@ -107,7 +135,7 @@ def _holds(placer: Placer, trial: _Try) -> bool:
         return False
     if target.tree is None:
         return end and removes
-    return _scoped(base, target, trial)
+    return _scoped(base, target, trial) and _in_order(base, target, trial)
 
 
 def place_one_sided(placer: Placer, plan: Plan) -> bool:

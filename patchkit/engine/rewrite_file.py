@@ -11,10 +11,19 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from patchkit.engine import resultcheck
 from patchkit.engine.rewrite_base import Rewrite
 from patchkit.engine.rewrite_load import describe
 from patchkit.engine.rewrite_outcome import judge
-from patchkit.engine.rewrite_report import FileReport, FileRun, Site, Tally, combine_outcomes
+from patchkit.engine.rewrite_report import (
+    STRUCTURE,
+    FileReport,
+    FileRun,
+    Site,
+    Tally,
+    combine_outcomes,
+    run_outcome,
+)
 from patchkit.model import Outcome
 
 
@@ -55,6 +64,9 @@ def _rewrite_module(
         )
     _check_parses(output, where)
     _check_idempotent(rewrites, path, updated, output, tallies)
+    why = resultcheck.check(path, data, output)
+    if why is not None:
+        raise _RewriteBroke(f"{STRUCTURE}{why} (at {where})")
     return FileRun(path, tuple(tallies), output)
 
 
@@ -135,7 +147,7 @@ def rewrite_source(rewrites: Sequence[type[Rewrite]], path: str, data: bytes | N
     admitted = all(cls.selector().admits(data) for cls in rewrites)
     run = rewrite_file(rewrites, path, data) if admitted else FileRun(path)
     if run.failure:
-        return FileReport(path, Outcome.FAILED, message=run.failure)
+        return FileReport(path, run_outcome(run), message=run.failure)
     anchors = judge([cls.selector() for cls in rewrites], [run])
     outcome = combine_outcomes([a.outcome for a in anchors])
     output = run.output if outcome in (Outcome.APPLIED, Outcome.PARTLY_UPSTREAMED) else None

@@ -16,7 +16,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from patchkit.engine import rewrite_cache
-from patchkit.engine.rewrite_report import AnchorReport, FileRun, combine_outcomes, judge_anchor
+from patchkit.engine.rewrite_report import (
+    AnchorReport,
+    FileRun,
+    combine_outcomes,
+    judge_anchor,
+    run_outcome,
+)
 from patchkit.engine.rewrite_select import Lister, Selector, admitting, searched, wanted
 from patchkit.model import (
     ConflictDetail,
@@ -69,7 +75,7 @@ def conclude(
     missing = tuple((s.home, _missing(s, read)) for s in selectors if s.rewrite not in seen)
     outcomes = [a.outcome for a in anchors if a.rewrite in seen]
     outcomes += [Outcome.GONE for _ in missing]
-    outcomes += [Outcome.FAILED for f in files if f.failure]
+    outcomes += [run_outcome(f) for f in files if f.failure]
     return RewriteRun(combine_outcomes(outcomes), anchors, files, missing)
 
 

@@ -214,3 +214,38 @@ def test_hunks_a_partial_merge_took_are_kept_when_one_side_places_the_rest(
         Rule.ONE_SIDE,
         Rule.ONE_SIDE,
     ]
+
+
+ORDERED = dedent(
+    """
+    def first():
+        values = load_values()
+        return sorted(values, key=weight_of)
+
+
+    def second():
+        rows = fetch_rows(table_name)
+        return [row for row in rows if row.visible]
+
+
+    def third():
+        c = 3
+        return c
+    """
+)
+
+
+def test_a_new_function_never_lands_on_the_other_side_of_a_neighbour_upstream_moved(
+    tmp_path: Path,
+) -> None:
+    """The patch adds ``new`` between ``first`` and ``second``; upstream moved ``second`` to
+    the top and changed the end of ``first``: ``second``'s start is intact, but placing
+    ``new`` before it would put it before ``first`` too. The conflict stands."""
+    patched = ORDERED.replace("def second():", "def new():\n    return 0\n\n\ndef second():")
+    second = ORDERED[ORDERED.index("def second") : ORDERED.index("def third")]
+    rest = ORDERED.replace(second, "").replace("key=weight_of)", "key=weight_of, reverse=True)")
+    report, text = ported(tmp_path, "order.py", ORDERED, patched, second + rest)
+
+    assert report.outcome is Outcome.CONFLICT
+    assert text == second + rest
+    assert all(m.rule is not Rule.ONE_SIDE for m in report.result.placements)
