@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
 import os
@@ -12,21 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from patchkit.cache import Cache
+from patchkit.engine.fingerprint import engine_fingerprint
 from patchkit.engine.rewrite_report import FileRun, Site, Tally
 from patchkit.engine.rewrite_select import AnchorSpec, Selector
 
 ENGINE_VERSION = "3"
-# The engine's own source, read by path: a warm run that imports none of it keys the same.
-_ENGINE_FILES = (
-    "rewrite.py",
-    "rewrite_base.py",
-    "rewrite_cache.py",
-    "rewrite_file.py",
-    "rewrite_load.py",
-    "rewrite_outcome.py",
-    "rewrite_report.py",
-    "rewrite_select.py",
-)
 
 
 def _cache_files(
@@ -40,13 +29,10 @@ def _cache_files(
     return base.with_suffix(".json"), base.with_suffix(".out")
 
 
-@functools.lru_cache(maxsize=1)
 def engine_sha() -> str:
-    """Hash of the engine's own source: a changed engine never reads an old result."""
-    digest = hashlib.sha256()
-    for name in _ENGINE_FILES:
-        digest.update(Path(__file__).with_name(name).read_bytes())
-    return digest.hexdigest()
+    """The engine's fingerprint (every engine module, the parser libraries' versions): a
+    changed engine never reads an old result."""
+    return engine_fingerprint()
 
 
 def _selectors_file(module_sha: str) -> Path:

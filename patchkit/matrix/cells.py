@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
-import functools
 import hashlib
 import tempfile
 import time
@@ -22,8 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from patchkit.engine import rewrite_cache, series
+from patchkit.engine import rewrite_cache
 from patchkit.engine.bisect import History, IndexHistory, Point, Prober, open_history, same_files
+from patchkit.engine.fingerprint import engine_fingerprint
 from patchkit.engine.series import Blobs, touched_paths
 from patchkit.model import LockEntry, Outcome, PatchMeta, PatchResult, SourceKind
 from patchkit.upstream.sources import ReleaseStore, package_of
@@ -68,13 +68,10 @@ class CellValue:
         return cls(**raw)
 
 
-@functools.cache
 def engine_version() -> str:
-    """Hash of the engine's own source: a changed engine never reuses an old cell."""
-    digest = hashlib.sha256()
-    for file in sorted(Path(series.__file__).parent.glob("*.py")):
-        digest.update(file.name.encode() + b"\0" + file.read_bytes())
-    return digest.hexdigest()[:16]
+    """The engine's fingerprint (all of ``patchkit/engine/`` and the parser libraries'
+    versions): a changed engine never reuses an old cell."""
+    return engine_fingerprint()[:16]
 
 
 def release_id(entry: LockEntry, point: Point) -> str:
