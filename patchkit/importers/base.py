@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from patchkit.engine.diffparse import FilePatch, split_lines
+from patchkit.importers.edits import redo
 from patchkit.importers.model import FileEdits
 from patchkit.importers.releases import Release, Releases
 
@@ -78,13 +79,10 @@ def edits_apply(edits: Sequence[FileEdits], read: Reader) -> bool:
     """Every text a script replaces (or asserts) is in its file."""
     for fe in edits:
         content = read(fe.path)
-        if content is None:
+        if content is None and fe.content is None:
             return False
-        text = content.decode("utf-8", "surrogateescape")
-        for r in fe.replaces:
-            if r.old not in text:
-                return False
-            text = text.replace(r.old, r.new, r.count)
+        if redo(fe, content)[1]:
+            return False
     return True
 
 

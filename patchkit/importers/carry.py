@@ -19,8 +19,8 @@ from patchkit.engine.deltas import change_deltas
 from patchkit.engine.diffparse import parse_diff
 from patchkit.engine.difftext import unified_diff
 from patchkit.engine.series import Blobs, Overlay, run_patch
-from patchkit.errors import shown
 from patchkit.importers.base import Reader, reader
+from patchkit.importers.edits import redo
 from patchkit.importers.model import Candidate, FileEdits
 from patchkit.importers.releases import Release, Releases
 from patchkit.model import (
@@ -57,18 +57,10 @@ def edit_files(edits: Sequence[FileEdits], read: Reader) -> tuple[list[FileChang
     """A script's edits made on the files ``read`` gives; and each text it did not find."""
     changes, missing = [], []
     for fe in edits:
-        content = read(fe.path)
-        if content is None:
-            missing.append(f"{fe.path}: no such file")
-            continue
-        text = content.decode("utf-8", "surrogateescape")
-        for r in fe.replaces:
-            if r.old not in text:
-                missing.append(
-                    f"{fe.path}: script line {r.line}: text not found: {shown(r.old[:60])}"
-                )
-            text = text.replace(r.old, r.new, r.count)
-        changes.append(FileChange(fe.path, text.encode("utf-8", "surrogateescape")))
+        after, lost = redo(fe, read(fe.path))
+        missing += lost
+        if after is not None:
+            changes.append(FileChange(fe.path, after))
     return changes, missing
 
 

@@ -11,6 +11,8 @@ import enum
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from patchkit.importers.sed import SedCommand
+
 
 class Form(str, enum.Enum):
     MOD = "container-mod"  # a directory with run.sh (patch -p1 -d /, git apply, python x.py)
@@ -34,10 +36,13 @@ class Replace:
 
 @dataclass(frozen=True)
 class FileEdits:
-    """The replacements a script makes on one file, in order."""
+    """What a mod does to one file, in order: a script's replacements, then ``sed -i``
+    commands; or (an overlay copied over it) its whole new content."""
 
     path: str  # the target's repository path
     replaces: tuple[Replace, ...]
+    sed: tuple[SedCommand, ...] = ()
+    content: bytes | None = None  # the file's bytes after the mod (``cp overlay/x.py ...``)
 
 
 @dataclass(frozen=True)

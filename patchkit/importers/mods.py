@@ -1,271 +1,344 @@
 """Container mods: a directory whose ``run.sh`` patches an installed package.
 
-The script is read, never run. Recognised steps: ``patch`` (``-pN``, ``-d DIR``, ``-i FILE`` or
-``< FILE``, ``cat FILE | patch``), ``git apply`` (``-pN``, ``--directory``), ``cd DIR``, simple
-``NAME=value`` variables, ``for x in GLOB; do ...; done`` over the mod's files, and ``python
-script.py`` (a replace script, read by :mod:`patchkit.importers.scripts`). A file the script
-names is looked up by its name in the mod directory (the path it has inside the image is not
-known here). Every other step is listed as not translated, for a person to look at.
+The script is read (:mod:`patchkit.importers.shell`, tree-sitter's bash grammar), never run.
+Every step that changes a file of the target becomes a patch, or a named refusal:
+
+- ``patch`` (``-pN``, ``-d DIR``, ``-i FILE``, ``< FILE``, ``cat FILE | patch``) and
+  ``git apply`` (``-pN``, ``--directory``): the diff, its paths mapped from the installed layout;
+- ``python3 script.py ARGS`` (a script beside the mod, found through ``$MOD_DIR``),
+  ``python3 - ARGS <<'PY' ... PY`` and ``python3 -c '...'`` replace programs, read statically
+  with ``sys.argv`` as the script passes it (:mod:`patchkit.importers.scripts`);
+- ``sed -i`` expressions (:mod:`patchkit.importers.sed`);
+- ``cp``/``install`` of a file of the mod over a file of the package (an overlay, a chat
+  template): the file's new content.
+
+``pip install`` becomes the patch's declared requirement, a ``python3 -c 'assert ...'`` self-check
+is noted as a check, ``cmd || echo ...`` marks the patch as one the image build tolerated
+failing. Steps that change nothing (``echo``, ``grep``, ``set``...) are skipped; any other step,
+or one whose file is computed at run time, is listed as not translated, with its line.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import posixpath
 import re
-import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from patchkit.errors import ImportRefused
 from patchkit.importers.diffs import map_diff
 from patchkit.importers.meta import comment_meta, parse_dep3
-from patchkit.importers.model import Candidate, Form, Meta, Origin
-from patchkit.importers.scripts import SITE, read_script, script_comments
+from patchkit.importers.model import Candidate, FileEdits, Form, Meta, Origin
+from patchkit.importers.paths import repo_path
+from patchkit.importers.scripts import read_script, script_comments
+from patchkit.importers.sed import parse_sed
+from patchkit.importers.shell import Script, Step, known, read_shell
 
-_QUIET = {"set", "echo", "exit", "true", ":", "printf", "trap"}
-_VAR = re.compile(r"\$\{?(\w+)\}?")
-_LOOP = re.compile(r"^for (\w+) in (.+?);\s*do\s+(.+?);?\s*done$")
+QUIET = {
+    "set", "echo", "exit", "true", ":", "printf", "trap", "grep", "test", "[", "[[", "ls",
+    "mkdir", "which", "command", "type", "sleep", "wc", "head", "tail", "function", "return",
+    "local", "shopt", "umask", "pushd", "popd", "unset", "env", "nproc", "date", "uname", "id",
+}  # fmt: skip
+_PIP = re.compile(r"^(?:uv )?pip3? install|^python[\d.]* -m pip install")
 
 
 @dataclass
-class _Shell:
+class _Mod:
     root: Path  # the mod directory
     target: str
-    env: dict[str, str] = field(default_factory=dict)
+    script: Script
     cwd: str = "/"
-    comments: list[str] = field(default_factory=list)  # the comment block above the step
-    header: list[str] = field(default_factory=list)  # comments at the top of run.sh
     found: list[Candidate] = field(default_factory=list)
     untranslated: list[str] = field(default_factory=list)
+    requires: list[str] = field(default_factory=list)
+    checks: list[str] = field(default_factory=list)
+    noted: list[str] = field(default_factory=list)  # requirements and checks, as written
+
+    @property
+    def run_sh(self) -> Path:
+        return self.root / "run.sh"
 
 
 def read_mod(root: Path, target: str) -> list[Candidate]:
-    """One candidate per patch or script the mod's ``run.sh`` applies; the steps it does not
-    translate ride on each candidate (and on a refusal, when it applies nothing)."""
-    run_sh = root / "run.sh"
-    shell = _Shell(root, target)
-    for number, line in _lines(run_sh.read_text(errors="replace")):
-        _line(shell, number, line)
-    if not shell.found:
-        steps = "; ".join(shell.untranslated) or "nothing"
+    """One candidate per change the mod's ``run.sh`` makes; the steps it does not translate
+    ride on each candidate (and on a refusal, when it makes no change import can read)."""
+    mod = _Mod(root, target, read_shell(root / "run.sh"))
+    for step in mod.script.steps:
+        _step(mod, step)
+    if not mod.found:
+        steps = "; ".join(mod.untranslated + mod.noted) or "nothing"
         raise ImportRefused(
-            f"{run_sh}: applies no patch or replace script that import can read ({steps})",
+            f"{mod.run_sh}: makes no change import can read ({steps})",
             hint="import the diff or script itself, or record the change by hand",
         )
-    extra = tuple(shell.untranslated)
-    several = len(shell.found) > 1
+    extra = tuple(mod.untranslated)
+    several = len(mod.found) > 1
     return [
         replace(
             c,
-            name=f"{root.name}-{c.source.stem}" if several else root.name,
+            name=f"{root.name}-{c.name}" if several else root.name,
             untranslated=extra,
-            origin=(Origin.of(run_sh), *c.origin),
+            meta=_with_requirements(c.meta, mod),
+            origin=(Origin.of(mod.run_sh), *c.origin),
         )
-        for c in shell.found
+        for c in mod.found
     ]
 
 
-def _lines(text: str) -> list[tuple[int, str]]:
-    """Logical lines (continuations joined) with their first line number."""
-    out: list[tuple[int, str]] = []
-    pending, start = "", 0
-    for number, raw in enumerate(text.splitlines(), 1):
-        if not pending:
-            start = number
-        if raw.rstrip().endswith("\\"):
-            pending += raw.rstrip()[:-1] + " "
-            continue
-        out.append((start, pending + raw))
-        pending = ""
-    return out
+def _with_requirements(meta: Meta, mod: _Mod) -> Meta:
+    fields = dict(meta.fields)
+    if mod.requires:
+        fields["Requires"] = ", ".join(mod.requires)
+    if mod.checks:
+        fields["Self-Check"] = "; ".join(mod.checks)
+    return replace(meta, fields=fields)
 
 
-def _line(shell: _Shell, number: int, line: str) -> None:
-    stripped = line.strip()
-    if stripped.startswith("#"):
-        comment = stripped.lstrip("#").strip()
-        if not comment.startswith("!"):
-            (shell.comments if shell.found or shell.untranslated else shell.header).append(comment)
-        return
-    if not stripped:
-        if shell.found or shell.untranslated:
-            shell.comments.clear()
-        return
-    loop = _LOOP.match(stripped)
-    body = loop.group(3) if loop else stripped
-    items = _loop_items(shell, loop.group(2)) if loop else [""]
-    for item in items:
-        if loop:
-            shell.env[loop.group(1)] = item
-        for words in _commands(shell, number, body):
-            _command(shell, number, words, stripped)
-    shell.comments.clear()
+def _step(mod: _Mod, step: Step) -> None:
+    name, words = step.name, step.words
+    if _PIP.match(" ".join(words)):
+        mod.requires += [w for w in words[words.index("install") + 1 :] if not w.startswith("-")]
+        mod.noted.append(f"line {step.line}: a requirement, not a change: {step.text.strip()}")
+    elif name == "cd" and len(words) == 2 and known(words[1]):
+        mod.cwd = posixpath.join(mod.cwd, words[1])
+    elif name == "patch" or (name == "cat" and "patch" in step.text):
+        _patch(mod, step)
+    elif name == "git" and words[1:2] == ("apply",):
+        _git_apply(mod, step)
+    elif re.fullmatch(r"python[\d.]*", name):
+        _python(mod, step)
+    elif name == "sed":
+        _sed(mod, step)
+    elif name in ("cp", "install"):
+        _copy(mod, step)
+    elif name == "sudo" and len(words) > 1:
+        _step(mod, replace(step, words=words[1:]))
+    elif name not in QUIET and name != "cat":
+        _refuse(mod, step, "not translated")
 
 
-def _loop_items(shell: _Shell, pattern: str) -> list[str]:
-    """``for p in /mods/x/*.patch``: the mod's files whose names match."""
-    names = sorted(p.name for p in shell.root.iterdir() if p.is_file())
-    words = [posixpath.basename(w) for w in shlex.split(_expand(shell, pattern))]
-    return [n for n in names if any(fnmatch.fnmatch(n, w) for w in words)]
+def _refuse(mod: _Mod, step: Step, why: str) -> None:
+    line = f"line {step.line}: {why}: {step.text.strip()}"
+    if line not in mod.untranslated:  # the commands of one pipeline: said once
+        mod.untranslated.append(line)
 
 
-def _commands(shell: _Shell, number: int, text: str) -> list[list[str]]:
-    """The simple commands of a line, split at ``;``, ``&&``, ``||`` (quotes respected)."""
-    try:
-        lexer = shlex.shlex(_expand(shell, text), posix=True, punctuation_chars=";&|<>")
-        lexer.whitespace_split = True
-        tokens = list(lexer)
-    except ValueError as exc:
-        shell.untranslated.append(f"line {number}: cannot be read ({exc}): {text}")
-        return []
-    commands: list[list[str]] = [[]]
-    for token in tokens:
-        if token in (";", "&&", "||", "&"):
-            commands.append([])
-        else:
-            commands[-1].append(token)
-    return [c for c in commands if c]
-
-
-def _substitutions(text: str) -> list[tuple[int, int]]:
-    """Spans of the outermost ``$(...)`` in ``text`` (parentheses balanced)."""
-    spans, start, depth = [], -1, 0
-    for i, char in enumerate(text):
-        if text.startswith("$(", i) and depth == 0:
-            start = i
-        if char == "(" and start >= 0:
-            depth += 1
-        elif char == ")" and depth:
-            depth -= 1
-            if depth == 0:
-                spans.append((start, i + 1))
-                start = -1
-    return spans
-
-
-def _expand(shell: _Shell, text: str) -> str:
-    """``$(...)`` asking for site-packages becomes it, ``$(dirname ...)`` the mod directory;
-    ``$NAME`` and ``${NAME}`` the values assigned above. Anything else is left as written."""
-    for start, end in reversed(_substitutions(text)):
-        inner = text[start + 2 : end - 1]
-        if re.search(r"site-?packages|purelib|platlib", inner):
-            text = text[:start] + SITE + text[end:]
-        elif inner.startswith("dirname"):
-            text = text[:start] + str(shell.root) + text[end:]
-    return _VAR.sub(lambda m: shell.env.get(m.group(1), m.group(0)), text)
-
-
-def _command(shell: _Shell, number: int, words: list[str], line: str) -> None:
-    words = [w for w in words if w != "sudo"]
-    if words[0] == "export":
-        words = words[1:]
-    if not words:
-        return
-    if re.fullmatch(r"\w+=.*", words[0]) and len(words) == 1:
-        key, value = words[0].split("=", 1)
-        shell.env[key] = value
-        return
-    head = words[0]
-    if head == "cd" and len(words) == 2:
-        shell.cwd = posixpath.join(shell.cwd, words[1])
-    elif "patch" in words and (head in ("patch", "cat") or "|" in words):
-        _patch(shell, number, words)
-    elif head == "git" and words[1:2] == ["apply"]:
-        _git_apply(shell, number, words[2:])
-    elif re.fullmatch(r"python[\d.]*", head) and len(words) == 2 and words[1].endswith(".py"):
-        _script(shell, number, words[1])
-    elif head not in _QUIET:
-        shell.untranslated.append(f"line {number}: {line}")
-
-
-def _file(shell: _Shell, name: str, number: int) -> Path | None:
-    found = shell.root / posixpath.basename(name)
-    if not found.is_file():
-        shell.untranslated.append(f"line {number}: names {name}, which is not in {shell.root}")
+def _mod_file(mod: _Mod, name: str, step: Step) -> Path | None:
+    """A file of the mod that the step names (by its path in the mod, or its name there)."""
+    if not known(name):
+        _refuse(mod, step, "a file computed at run time")
         return None
-    return found
+    root = mod.root.resolve()
+    candidates = [Path(name), root / name, root / posixpath.basename(name)]
+    for found in candidates:
+        try:
+            resolved = found.resolve()
+        except OSError:
+            continue
+        if resolved.is_file() and resolved.is_relative_to(root) and not found.is_symlink():
+            return resolved
+    _refuse(mod, step, f"names {name}, which is not a file of {mod.root}")
+    return None
 
 
-def _patch(shell: _Shell, number: int, words: list[str]) -> None:
-    strip, directory, infile = 0, shell.cwd, ""
+def _comments(mod: _Mod, line: int) -> list[str]:
+    """The comment block right above ``line``, then the script's header comments."""
+    above: list[str] = []
+    at = line - 1
+    while at in mod.script.comments:
+        above.insert(0, mod.script.comments[at])
+        at -= 1
+    first = min((s.line for s in mod.script.steps), default=line)
+    header = [
+        t for n, t in sorted(mod.script.comments.items()) if n < first and not t.startswith("!")
+    ]
+    return above + [h for h in header if h not in above]
+
+
+def _meta(mod: _Mod, step: Step, preamble: str, stem: str) -> Meta:
+    from_patch = parse_dep3(preamble) if preamble.strip() else Meta()
+    own = comment_meta(_comments(mod, step.line), fallback_title=stem)
+    meta = own
+    if from_patch.title:
+        meta = replace(from_patch, issues=from_patch.issues + own.issues, prs=own.prs)
+    if step.tolerated:
+        fields = {**meta.fields, "Tolerated": f"run.sh line {step.line} goes on when it fails"}
+        meta = replace(meta, fields=fields)
+    return meta
+
+
+# -- diffs ------------------------------------------------------------------------------------
+def _patch(mod: _Mod, step: Step) -> None:
+    words = list(step.words)
+    infile = step.stdin_file or ""
+    if step.piped_from[:1] == ("cat",) and len(step.piped_from) > 1:
+        infile = step.piped_from[1]
     if words[0] == "cat" and len(words) > 1:
         infile = words[1]
-    args = words[words.index("patch") + 1 :]
+    strip, directory = 0, mod.cwd
+    args = words[words.index("patch") + 1 :] if "patch" in words else []
     i = 0
     while i < len(args):
         word = args[i]
         value = args[i + 1] if i + 1 < len(args) else ""
-        if word in ("-p", "-d", "-i", "<", "--input", "--directory", "--strip"):
+        if word in ("-p", "-d", "-i", "--input", "--directory", "--strip"):
             i += 1
         if word.startswith(("-p", "--strip")):
-            strip = int((word.split("=", 1)[1] if "=" in word else word[2:]) or value)
+            strip = int((word.split("=", 1)[1] if "=" in word else word[2:]) or value or 0)
         elif word.startswith(("-d", "--directory")):
             given = (word.split("=", 1)[1] if "=" in word else word[2:]) or value
-            directory = posixpath.join(shell.cwd, given)
-        elif word.startswith(("-i", "--input", "<")):
-            infile = _inline(word) or value
+            directory = posixpath.join(mod.cwd, given)
+        elif word.startswith(("-i", "--input")):
+            infile = (word.split("=", 1)[1] if "=" in word else word[2:]) or value
         i += 1
-    _diff(shell, number, infile, strip, directory)
+    _diff(mod, step, infile, strip, directory)
 
 
-def _inline(word: str) -> str:
-    """The file glued to ``<file``, ``-ifile`` or ``--input=file``; "" when it follows."""
-    if word.startswith("--input"):
-        return word.split("=", 1)[1] if "=" in word else ""
-    return word[1:] if word.startswith("<") else word[2:]
-
-
-def _git_apply(shell: _Shell, number: int, args: list[str]) -> None:
-    strip, directory, files = 1, shell.cwd, []
-    for word in args:
+def _git_apply(mod: _Mod, step: Step) -> None:
+    strip, directory, files = 1, mod.cwd, []
+    for word in step.words[2:]:
         if word.startswith("-p"):
-            strip = int(word[2:])
+            strip = int(word[2:] or 1)
         elif word.startswith("--directory="):
-            directory = posixpath.join(shell.cwd, word.split("=", 1)[1])
+            directory = posixpath.join(mod.cwd, word.split("=", 1)[1])
         elif not word.startswith("-"):
             files.append(word)
-    for name in files:
-        _diff(shell, number, name, strip, directory)
+    for name in files or ([step.stdin_file] if step.stdin_file else []):
+        _diff(mod, step, name, strip, directory)
 
 
-def _diff(shell: _Shell, number: int, name: str, strip: int, directory: str) -> None:
-    path = _file(shell, name, number) if name else None
+def _diff(mod: _Mod, step: Step, name: str, strip: int, directory: str) -> None:
+    if not name:
+        _refuse(mod, step, "a patch read from no file import can see")
+        return
+    if not known(directory):
+        _refuse(mod, step, "a -d directory computed at run time")
+        return
+    path = _mod_file(mod, name, step)
     if path is None:
-        if not name:
-            shell.untranslated.append(f"line {number}: a patch read from no file import can see")
         return
-    data = path.read_bytes()
     try:
-        mapped = map_diff(data, shell.target, strip=strip, directory=directory, source=str(path))
+        mapped = map_diff(
+            path.read_bytes(), mod.target, strip=strip, directory=directory, source=str(path)
+        )
     except ImportRefused as exc:
-        shell.untranslated.append(f"line {number}: {exc.message}")
+        _refuse(mod, step, exc.message)
         return
-    meta = _meta(shell, mapped.preamble, path.stem)
-    shell.found.append(
+    meta = _meta(mod, step, mapped.preamble, path.stem)
+    mod.found.append(
         Candidate(path.stem, Form.MOD, path, meta, diff=mapped.text, origin=(Origin.of(path),))
     )
 
 
-def _script(shell: _Shell, number: int, name: str) -> None:
-    path = _file(shell, name, number)
-    if path is None:
+# -- programs ---------------------------------------------------------------------------------
+def _python(mod: _Mod, step: Step) -> None:
+    args = [w for w in step.words[1:] if w not in ("-u", "-B", "-E", "-s", "-I")]
+    if not args:
+        _refuse(mod, step, "python reading a program import cannot see")
         return
-    source = path.read_bytes()
+    if args[0] == "-c" and len(args) > 1:
+        code = args[1]
+        if "assert" in code and not re.search(r"\.write|write_text|replace\(", code):
+            mod.checks.append(f"line {step.line}: {code.strip()}")
+            mod.noted.append(f"line {step.line}: a self-check, not a change: {step.text.strip()}")
+            return
+        _program(mod, step, code.encode(), f"run.sh line {step.line}", ("-c", *args[2:]))
+    elif args[0] == "-" and step.stdin is not None:
+        _program(mod, step, step.stdin.encode(), f"run.sh line {step.line}", tuple(args))
+    elif args[0] == "-m":
+        _refuse(mod, step, f"python -m {args[1] if len(args) > 1 else ''} runs a module")
+    else:
+        path = _mod_file(mod, args[0], step)
+        if path is not None:
+            _program(mod, step, path.read_bytes(), path.name, tuple(args), path)
+
+
+def _program(
+    mod: _Mod,
+    step: Step,
+    source: bytes,
+    label: str,
+    argv: tuple[str, ...],
+    path: Path | None = None,
+) -> None:
+    where = path or mod.run_sh
     try:
-        edits = read_script(source, path, shell.target)
+        edits = read_script(source, where, mod.target, argv=argv)
     except ImportRefused as exc:
-        shell.untranslated.append(f"line {number}: {exc.message}")
+        _refuse(mod, step, exc.message)
         return
-    meta = _meta(shell, "\n".join(script_comments(source)), path.stem)
-    shell.found.append(
-        Candidate(path.stem, Form.MOD, path, meta, edits=edits, origin=(Origin.of(path),))
-    )
+    stem = path.stem if path else f"line{step.line}"
+    meta = _meta(mod, step, "\n".join(script_comments(source)), stem)
+    origin = (Origin.of(path),) if path else (Origin(f"{label}.py".replace(" ", "-"), source),)
+    mod.found.append(Candidate(stem, Form.MOD, where, meta, edits=edits, origin=origin))
 
 
-def _meta(shell: _Shell, preamble: str, stem: str) -> Meta:
-    from_patch = parse_dep3(preamble) if preamble.strip() else Meta()
-    own = comment_meta([*shell.comments, *shell.header], fallback_title=stem)
-    if from_patch.title:
-        return replace(from_patch, issues=from_patch.issues + own.issues, prs=own.prs)
-    return own
+# -- sed -i and copies ------------------------------------------------------------------------
+def _sed(mod: _Mod, step: Step) -> None:
+    words = list(step.words[1:])
+    in_place, extended = False, False
+    expressions: list[str] = []
+    files: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word.startswith(("-i", "--in-place")):
+            in_place = True
+        elif word in ("-E", "-r", "--regexp-extended"):
+            extended = True
+        elif word in ("-e", "--expression"):
+            expressions.append(words[i + 1] if i + 1 < len(words) else "")
+            i += 1
+        elif word.startswith("-"):
+            _refuse(mod, step, f"sed option {word} is not read")
+            return
+        elif not expressions and not files:
+            expressions.append(word)
+        else:
+            files.append(word)
+        i += 1
+    if not in_place:
+        return  # sed without -i prints: it changes no file
+    try:
+        commands = tuple(parse_sed(e, extended=extended, line=step.line) for e in expressions)
+    except ImportRefused as exc:
+        _refuse(mod, step, exc.message)
+        return
+    _file_change(mod, step, files, lambda path: FileEdits(path, (), sed=commands))
+
+
+def _copy(mod: _Mod, step: Step) -> None:
+    args = [w for w in step.words[1:] if not w.startswith("-")]
+    if len(args) != 2:
+        _refuse(mod, step, "a copy of several files (or none)")
+        return
+    source = _mod_file(mod, args[0], step)
+    if source is None:
+        return
+    dest = args[1]
+    if known(dest) and dest.endswith("/"):
+        dest = posixpath.join(dest, source.name)
+    content = source.read_bytes()
+    _file_change(mod, step, [dest], lambda path: FileEdits(path, (), content=content))
+
+
+def _file_change(mod: _Mod, step: Step, files: list[str], make: Callable[[str], FileEdits]) -> None:
+    """One candidate for a step that edits ``files`` (installed paths) with ``make(path)``."""
+    edits = []
+    for name in files:
+        if not known(name):
+            _refuse(mod, step, "a file computed at run time")
+            return
+        path = repo_path(posixpath.join(mod.cwd, name), mod.target)
+        if path is None:
+            _refuse(mod, step, f"{name} is no file of {mod.target}")
+            return
+        edits.append(make(path))
+    if not edits:
+        _refuse(mod, step, "names no file")
+        return
+    stem = f"line{step.line}"
+    meta = _meta(mod, step, "", f"{step.name} {', '.join(e.path for e in edits)}")
+    origin = (Origin(f"run.sh-line{step.line}.sh", step.text.encode()),)
+    mod.found.append(Candidate(stem, Form.MOD, mod.run_sh, meta, edits=tuple(edits), origin=origin))

@@ -96,6 +96,8 @@ def _scoped(text: str, tree: ast.Module, edit: Replace) -> ScopedEdit | str:
 
 def scoped_edits(edits: FileEdits, read: Reader) -> list[ScopedEdit] | str:
     """Each replacement of ``edits`` anchored by scope at the files ``read`` gives, or why not."""
+    if edits.sed or edits.content is not None:
+        return f"{edits.path}: a sed edit or a copied file is kept as a diff, not a rewrite"
     content = read(edits.path)
     if content is None:
         return f"{edits.path} does not exist at the lock"

@@ -18,6 +18,7 @@ from patchkit.errors import shown
 from patchkit.importers.model import Replace
 
 SITE = "/site-packages"  # where ``pkg.__file__`` is taken to live
+UNKNOWN_WORD = "\0"  # a shell word whose value is not known (importers.shell)
 MAX_ITERATIONS = 1000
 MODULES = {"os", "os.path", "pathlib", "pathlib.Path", "sys", "io"}
 IGNORED_CALLS = {"print", "logging.info", "logging.warning", "sys.stdout.write"}
@@ -54,6 +55,7 @@ class Run:
     written: dict[str, tuple[Replace, ...]] = field(default_factory=dict)  # path -> edits
     order: list[str] = field(default_factory=list)
     lines: dict[cst.CSTNode, int] = field(default_factory=dict)
+    argv: tuple[str, ...] = ()  # sys.argv as the mod's run.sh passes it (known words only)
 
 
 def line_of(run: Run, node: cst.CSTNode) -> int:
@@ -79,7 +81,24 @@ def evaluate(run: Run, node: cst.BaseExpression) -> Any:
         return _attribute(run, node)
     if isinstance(node, cst.Call):
         return _call(run, node)
+    if isinstance(node, cst.Subscript):
+        return _argv(run, node)
     raise Dynamic(node, f"a {type(node).__name__} expression cannot be read statically")
+
+
+def _argv(run: Run, node: cst.Subscript) -> str:
+    """``sys.argv[N]``: the word run.sh passes there, when it is known."""
+    index = node.slice[0].slice if len(node.slice) == 1 else None
+    if (
+        dotted(node.value) == "sys.argv"
+        and isinstance(index, cst.Index)
+        and isinstance(index.value, cst.Integer)
+    ):
+        n = int(index.value.value)
+        if n < len(run.argv) and UNKNOWN_WORD not in run.argv[n]:
+            return run.argv[n]
+        raise Dynamic(node, f"sys.argv[{n}] is not given a known value by the script calling it")
+    raise Dynamic(node, "a subscript other than sys.argv[N] cannot be read statically")
 
 
 def _element(run: Run, element: cst.BaseElement) -> Any:

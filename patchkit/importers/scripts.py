@@ -41,7 +41,9 @@ from patchkit.importers.script_values import (
 __all__ = ["SITE", "read_script", "script_comments"]
 
 
-def read_script(source: bytes, where: Path, target: str) -> tuple[FileEdits, ...]:
+def read_script(
+    source: bytes, where: Path, target: str, argv: tuple[str, ...] = ()
+) -> tuple[FileEdits, ...]:
     """The edits ``source`` makes, on the target's repository paths; ImportRefused naming the
     line when it does anything but the literal read/replace/write it is allowed to."""
     try:
@@ -52,7 +54,7 @@ def read_script(source: bytes, where: Path, target: str) -> tuple[FileEdits, ...
         raise ImportRefused(f"{where}: not Python that can be read ({exc})") from None
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
-    run = Run(frozenset({target, *_package_names(target)}))
+    run = Run(frozenset({target, *_package_names(target)}), argv=argv)
     run.lines = {node: pos.start.line for node, pos in positions.items()}
     try:
         _block(run, wrapper.module.body)

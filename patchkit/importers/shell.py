@@ -1,0 +1,310 @@
+"""A container mod's ``run.sh`` read with tree-sitter's bash grammar, never run.
+
+The script becomes a flat list of :class:`Step` values: each simple command with its words
+evaluated statically, its standard input (a here-document's text, a ``< file``, or the command
+piped into it), whether a failure is tolerated (``|| echo ...``, ``|| true``), and its line.
+Assignments, ``export``, ``for x in GLOB`` over the mod's files and both branches of an ``if``
+are followed. Values are only what can be known without running anything: literals, variables
+assigned above, and the idioms mods use to find things: the mod's own directory
+(``$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)``, ``$(dirname "$0")``), site-packages
+(``python3 -c 'import site; ...'``, ``pip show ... | grep Location``), a package's directory
+(``os.path.dirname(vllm.__file__)``) or a module's file (``import vllm.x.y as m;
+print(m.__file__)``). Anything else is :data:`UNKNOWN` inside the word, and the step that uses
+it is refused by its reader, naming the line.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import tree_sitter_bash
+from tree_sitter import Language, Node, Parser
+
+from patchkit.errors import ImportRefused
+from patchkit.importers.script_values import SITE, UNKNOWN_WORD
+
+UNKNOWN = UNKNOWN_WORD  # a part of a word whose value cannot be known without running it
+MAX_STEPS = 2000  # simple commands in one script, loops unrolled
+MAX_SOURCE = 1 << 20  # bytes of run.sh read
+MAX_DEPTH = 200  # nesting of the syntax tree followed
+_LANGUAGE = Language(tree_sitter_bash.language())
+_MOD_DIR = re.compile(r"^\s*(cd\s+.*dirname.*&&\s*pwd|dirname\b|realpath\b.*dirname|readlink\b)")
+_SITE = re.compile(r"site-?packages|getsitepackages|get_paths|purelib|platlib|Location")
+_FILE_OF = re.compile(
+    r"import\s+([\w.]+)(?:\s+as\s+(\w+))?.*print\(\s*(?:os\.path\.(dirname|abspath)\()?"
+    r"\s*(\w[\w.]*)\.__(file|path)__"
+)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One simple command of the script, evaluated."""
+
+    line: int
+    text: str  # the command as written (its first line)
+    words: tuple[str, ...]  # evaluated; a word holding UNKNOWN is not known
+    stdin: str | None = None  # a here-document's text
+    stdin_file: str | None = None  # ``< file``
+    piped_from: tuple[str, ...] = ()  # the words of the command piped into this one
+    tolerated: bool = False  # ``|| echo ...``: the script goes on when it fails
+
+    @property
+    def name(self) -> str:
+        return posixpath.basename(self.words[0]) if self.words else ""
+
+
+@dataclass
+class Script:
+    """What reading a run.sh gives: its steps, the comment lines and where they stand."""
+
+    root: Path  # the mod directory
+    steps: list[Step] = field(default_factory=list)
+    comments: dict[int, str] = field(default_factory=dict)  # line -> comment text
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def read_shell(path: Path) -> Script:
+    """The steps of ``path`` (a mod's run.sh); ImportRefused when it is too large to read."""
+    source = path.read_bytes()
+    if len(source) > MAX_SOURCE:
+        raise ImportRefused(
+            f"{path}: {len(source)} bytes, more than the {MAX_SOURCE} import reads",
+            hint="import the diffs or scripts the mod applies one by one",
+        )
+    tree = Parser(_LANGUAGE).parse(source)
+    script = Script(path.parent, env={"0": str(path), "BASH_SOURCE": str(path)})
+    _Reader(script).block(tree.root_node, 0)
+    return script
+
+
+class _Reader:
+    def __init__(self, script: Script) -> None:
+        self.script = script
+
+    def block(self, node: Node, depth: int) -> None:
+        if depth > MAX_DEPTH:
+            raise ImportRefused(f"{self.script.root / 'run.sh'}: nested deeper than {MAX_DEPTH}")
+        for child in node.named_children:
+            self.statement(child, depth + 1, tolerated=False)
+
+    def statement(self, node: Node, depth: int, *, tolerated: bool) -> None:
+        kind = node.type
+        if kind == "comment":
+            self.script.comments[node.start_point[0] + 1] = _text(node).lstrip("#").strip()
+        elif kind == "variable_assignment":
+            self.assign(node)
+        elif kind == "declaration_command":
+            for child in node.named_children:
+                if child.type == "variable_assignment":
+                    self.assign(child)
+        elif kind in ("command", "redirected_statement"):
+            self.command(node, tolerated=tolerated)
+        elif kind == "pipeline":
+            self.pipeline(node, tolerated)
+        elif kind == "list":
+            self.list_(node, depth, tolerated)
+        elif kind == "for_statement":
+            self.for_(node, depth)
+        elif kind in ("if_statement", "elif_clause", "else_clause", "do_group", "subshell",
+                      "compound_statement", "negated_command", "while_statement"):  # fmt: skip
+            for child in node.named_children:
+                if child.type not in ("test_command",) and child.is_named:
+                    self.statement(child, depth + 1, tolerated=tolerated)
+        elif kind == "function_definition":
+            self.step(node, ("function", _text(node.child_by_field_name("name"))), tolerated)
+
+    def list_(self, node: Node, depth: int, tolerated: bool) -> None:
+        """``a && b || c``: each command; one followed by ``|| echo/true/:`` is tolerated."""
+        parts = node.children
+        for i, part in enumerate(parts):
+            if not part.is_named:
+                continue
+            nxt = parts[i + 1].type if i + 1 < len(parts) else ""
+            after = parts[i + 2] if i + 2 < len(parts) else None
+            soft = nxt == "||" and after is not None and _is_soft(after)
+            if i > 0 and parts[i - 1].type == "||" and _is_soft(part):
+                continue  # the fallback itself: nothing to translate
+            self.statement(part, depth + 1, tolerated=tolerated or soft)
+
+    def pipeline(self, node: Node, tolerated: bool) -> None:
+        commands = [c for c in node.named_children if c.type in ("command", "redirected_statement")]
+        before: tuple[str, ...] = ()
+        whole = _text(node).splitlines()[0] if _text(node) else ""
+        for command in commands:
+            count = len(self.script.steps)
+            self.command(command, tolerated=tolerated, piped_from=before)
+            for i in range(count, len(self.script.steps)):  # a step of a pipeline: show it all
+                self.script.steps[i] = replace(self.script.steps[i], text=whole)
+            before = self.script.steps[-1].words if self.script.steps else ()
+
+    def for_(self, node: Node, depth: int) -> None:
+        name = _text(node.child_by_field_name("variable"))
+        values = [c for c in node.children_by_field_name("value")]
+        items: list[str] = []
+        for value in values:
+            items += self.glob(self.word(value))
+        body = node.child_by_field_name("body")
+        for item in items:
+            self.script.env[name] = item
+            if body is not None:
+                self.block(body, depth + 1)
+
+    def glob(self, word: str) -> list[str]:
+        """A loop's word: the mod's files its glob matches, else the word itself."""
+        if not any(ch in word for ch in "*?["):
+            return [word]
+        base = posixpath.basename(word)
+        root = self.script.root
+        names = sorted(p.name for p in root.iterdir() if p.is_file() and not p.is_symlink())
+        return [str(root / n) for n in names if fnmatch.fnmatch(n, base)]
+
+    def assign(self, node: Node) -> None:
+        name = _text(node.child_by_field_name("name"))
+        value = node.child_by_field_name("value")
+        self.script.env[name] = self.word(value) if value is not None else ""
+
+    def command(self, node: Node, *, tolerated: bool, piped_from: tuple[str, ...] = ()) -> None:
+        stdin = stdin_file = None
+        inner = node
+        if node.type == "redirected_statement":
+            inner = node.child_by_field_name("body") or node.named_children[0]
+            for redirect in node.named_children[1:]:
+                if redirect.type == "heredoc_redirect":
+                    stdin = _heredoc(redirect)
+                elif redirect.type == "file_redirect" and _text(redirect).startswith("<"):
+                    dest = redirect.child_by_field_name("destination")
+                    stdin_file = self.word(dest) if dest is not None else None
+        if inner.type != "command":
+            self.statement(inner, 1, tolerated=tolerated)
+            return
+        for assignment in (c for c in inner.named_children if c.type == "variable_assignment"):
+            self.assign(assignment)
+        words = [self.word(c) for c in _command_words(inner)]
+        if words:
+            self.step(node, tuple(words), tolerated, stdin, stdin_file, piped_from)
+
+    def step(
+        self,
+        node: Node,
+        words: tuple[str, ...],
+        tolerated: bool,
+        stdin: str | None = None,
+        stdin_file: str | None = None,
+        piped_from: tuple[str, ...] = (),
+    ) -> None:
+        if len(self.script.steps) >= MAX_STEPS:
+            raise ImportRefused(
+                f"{self.script.root / 'run.sh'}: more than {MAX_STEPS} commands (loops unrolled)"
+            )
+        line = node.start_point[0] + 1
+        text = _text(node).splitlines()[0] if _text(node) else ""
+        self.script.steps.append(Step(line, text, words, stdin, stdin_file, piped_from, tolerated))
+
+    # -- words -------------------------------------------------------------------------------
+    def word(self, node: Node) -> str:
+        kind = node.type
+        if kind in ("word", "number"):
+            return _unescape(_text(node))
+        if kind == "raw_string":
+            return _text(node)[1:-1]
+        if kind == "string_content" or kind == "heredoc_body":
+            return _text(node)
+        if kind in ("string", "concatenation"):
+            return "".join(self.part(c) for c in node.children)
+        return self.part(node)
+
+    def part(self, node: Node) -> str:
+        kind = node.type
+        if kind == '"':
+            return ""
+        if kind == "simple_expansion":
+            return self.variable(_text(node)[1:])
+        if kind == "expansion":
+            return self.expansion(node)
+        if kind == "command_substitution":
+            return self.substitution(node)
+        if kind in ("string", "concatenation", "word", "raw_string", "string_content", "number"):
+            return self.word(node)
+        return _text(node) if node.child_count == 0 else UNKNOWN
+
+    def variable(self, name: str) -> str:
+        return self.script.env.get(name, UNKNOWN)
+
+    def expansion(self, node: Node) -> str:
+        """``${NAME}``, ``${BASH_SOURCE[0]}``, ``${NAME:-default}`` (the default when unset)."""
+        inner = _text(node)[2:-1]
+        match = re.fullmatch(r"(\w+)(?:\[0\])?(?::?-(.*))?", inner)
+        if match is None:
+            return UNKNOWN
+        known = self.script.env.get(match.group(1))
+        if known is not None:
+            return known
+        return match.group(2) if match.group(2) is not None else UNKNOWN
+
+    def substitution(self, node: Node) -> str:
+        """``$(...)``: the idioms a mod uses to find itself, site-packages or a module."""
+        text = _text(node)[2:-1]
+        if _MOD_DIR.match(text) and ("BASH_SOURCE" in text or "$0" in text):
+            return str(self.script.root)
+        located = _file_of(text)
+        if located is not None:
+            return located
+        if _SITE.search(text) and ("python" in text or "pip" in text):
+            return SITE
+        return UNKNOWN
+
+
+def _file_of(code: str) -> str | None:
+    """``python3 -c "import vllm.x.y as m; print(m.__file__)"`` -> its installed path."""
+    if "python" not in code:
+        return None
+    match = _FILE_OF.search(code.replace("\\n", ";"))
+    if match is None:
+        return None
+    module, alias, wrap, printed, attr = match.groups()
+    if printed.split(".")[0] not in {alias or module.split(".")[0], module}:
+        return None
+    printed_module = module if printed == alias else printed
+    parts = printed_module.split(".")
+    path = posixpath.join(SITE, *parts)
+    if attr == "path" or (wrap == "dirname" and len(parts) == 1):
+        return path  # a package's directory
+    return path + ".py" if len(parts) > 1 else posixpath.join(path, "__init__.py")
+
+
+def _command_words(node: Node) -> Iterator[Node]:
+    for child in node.named_children:
+        if child.type == "command_name":
+            yield child.named_children[0] if child.named_children else child
+        elif child.type not in ("variable_assignment", "file_redirect", "herestring_redirect"):
+            yield child
+
+
+def _heredoc(node: Node) -> str:
+    body = next((c for c in node.named_children if c.type == "heredoc_body"), None)
+    return _text(body) if body is not None else ""
+
+
+def _is_soft(node: Node) -> bool:
+    """A fallback that lets the script go on: ``echo ...``, ``true``, ``:``, ``printf``."""
+    words = _text(node).split()
+    return bool(words) and words[0] in ("echo", "true", ":", "printf")
+
+
+def _unescape(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def _text(node: Node | None) -> str:
+    if node is None or node.text is None:
+        return ""
+    return node.text.decode("utf-8", "replace")
+
+
+def known(word: str) -> bool:
+    return UNKNOWN not in word

@@ -1,0 +1,142 @@
+"""The forms real container mods are written in (issue: every form in a real collection):
+here-document programs with their arguments, scripts beside the mod found through the
+``MOD_DIR`` idiom, multi-line quoted commands, ``sed -i``, files located through
+``__file__``/``dirname(vllm.__file__)``, ``-p1 -d "$VLLM_DIR"`` and ``-p0 -d`` site-packages,
+overlays, ``pip install`` as a requirement, self-checks, ``|| echo skip``; and a dynamic line
+refused by name beside the static ones, which still import."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+import tomlkit
+
+from tests.conftest import dedent
+from tests.importers.conftest import Releases3
+
+MOD_DIR = 'MOD_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"\n'
+VLLM_DIR = 'VLLM_DIR=$(python3 -c "import vllm, os; print(os.path.dirname(vllm.__file__))")\n'
+REPLACE = """\
+import sys
+p = sys.argv[1]
+src = open(p).read()
+old = "return x + 1"
+assert old in src, "already fixed upstream?"
+src = src.replace(old, "return x + 10")
+open(p, "w").write(src)
+"""
+
+
+def _mod(tmp_path: Path, run_sh: str, files: dict[str, str] | None = None) -> Path:
+    mod = tmp_path / "mods" / "fix"
+    mod.mkdir(parents=True)
+    (mod / "run.sh").write_text("#!/bin/bash\nset -euo pipefail\n" + run_sh)
+    for name, text in (files or {}).items():
+        (mod / name).parent.mkdir(parents=True, exist_ok=True)
+        (mod / name).write_text(text)
+    return mod
+
+
+def _diffs(report: object) -> dict[str, str]:
+    return {p.name: p.diff.decode() for p in report.patches}  # type: ignore[attr-defined]
+
+
+def test_heredoc_program_with_its_argument_from_a_module_file(
+    releases3: Releases3, tmp_path: Path
+) -> None:
+    run_sh = (
+        'FILE=$(python3 -c "import vllm.util as m; print(m.__file__)")\n'
+        f"python3 - \"$FILE\" <<'PY'\n{REPLACE}PY\n"
+    )
+    report = releases3.import_(_mod(tmp_path, run_sh))
+    [patch] = report.patches
+    assert patch.outcome == "applied" and patch.files == ("vllm/util.py",)
+    assert "+    return x + 10" in patch.diff.decode()
+
+
+def test_script_beside_the_mod_through_mod_dir_with_the_package_dir(
+    releases3: Releases3, tmp_path: Path
+) -> None:
+    run_sh = MOD_DIR + VLLM_DIR + 'python3 "$MOD_DIR/patch_util.py" "$VLLM_DIR/util.py"\n'
+    report = releases3.import_(_mod(tmp_path, run_sh, {"patch_util.py": REPLACE}))
+    [patch] = report.patches
+    assert patch.outcome == "applied" and "+    return x + 10" in patch.diff.decode()
+
+
+def test_multi_line_quoted_command_and_sed_in_place(releases3: Releases3, tmp_path: Path) -> None:
+    run_sh = (
+        'SITE=$(python3 -c "\nimport site\nprint(site.getsitepackages()[0])\n")\n'
+        "sed -i -e 's/return y \\* 2/return y * 3/' -e '/def helper/i # tuned for GB10' "
+        '"$SITE/vllm/util.py"\n'
+    )
+    report = releases3.import_(_mod(tmp_path, run_sh))
+    [patch] = report.patches
+    diff = patch.diff.decode()
+    assert patch.outcome == "applied" and patch.untranslated == ()
+    assert "+    return y * 3" in diff and "+# tuned for GB10" in diff
+
+
+def test_patch_p1_into_the_package_dir_and_p0_into_site_packages(
+    releases3: Releases3, tmp_path: Path
+) -> None:
+    util = releases3.file_at("v1.2", "vllm/util.py")
+    new = util.replace("x + 1", "x + 2")
+    lines = (util.splitlines(True), new.splitlines(True))
+    pkg_relative = "".join(difflib.unified_diff(*lines, "a/util.py", "b/util.py"))
+    p0 = "".join(difflib.unified_diff(*lines, "vllm/util.py", "vllm/util.py"))
+    run_sh = (
+        MOD_DIR
+        + VLLM_DIR
+        + 'patch -p1 -d "$VLLM_DIR" < "$MOD_DIR/one.patch"\n'
+        + 'patch -p0 -d /usr/local/lib/python3.12/dist-packages < "$MOD_DIR/two.patch"\n'
+    )
+    report = releases3.import_(_mod(tmp_path, run_sh, {"one.patch": pkg_relative, "two.patch": p0}))
+    assert [(p.name, p.files) for p in report.patches] == [
+        ("fix-one", ("vllm/util.py",)),
+        ("fix-two", ("vllm/util.py",)),
+    ]
+    assert report.patches[0].outcome == "applied"
+
+
+def test_overlay_requirement_self_check_and_tolerated_failure(
+    releases3: Releases3, tmp_path: Path
+) -> None:
+    run_sh = (
+        MOD_DIR
+        + VLLM_DIR
+        + "pip install fastsafetensors==0.1.10\n"
+        + 'cp "$MOD_DIR/overlay/vllm/chat_template.jinja" "$VLLM_DIR/chat_template.jinja"\n'
+        + 'python3 "$MOD_DIR/fix.py" "$VLLM_DIR/util.py" || echo "already fixed upstream?, skipping"\n'
+        + "python3 -c \"import inspect, vllm.util as m; assert 'x + 10' in inspect.getsource(m)\"\n"
+    )
+    files = {"overlay/vllm/chat_template.jinja": "{{ messages }}\n", "fix.py": REPLACE}
+    report = releases3.import_(_mod(tmp_path, run_sh, files))
+    by_name = {p.name: p for p in report.patches}
+    assert set(by_name) == {"fix-line6", "fix-fix"}
+    assert by_name["fix-line6"].files == ("vllm/chat_template.jinja",)
+    assert "+{{ messages }}" in by_name["fix-line6"].diff.decode()
+    meta = tomlkit.parse((releases3.set_dir() / "patches" / "fix-fix.toml").read_text()).unwrap()
+    fields = meta["imported"]["fields"]
+    assert fields["Requires"] == "fastsafetensors==0.1.10"
+    assert "goes on when it fails" in fields["Tolerated"]
+    assert "inspect.getsource" in fields["Self-Check"]
+
+
+def test_a_dynamic_line_is_refused_by_name_beside_a_static_one(
+    releases3: Releases3, tmp_path: Path
+) -> None:
+    run_sh = (
+        VLLM_DIR
+        + "sed -i 's/return y \\* 2/return y * 3/' \"$VLLM_DIR/util.py\"\n"
+        + "TARGET=$(find / -name model.py | head -1)\n"
+        + "sed -i 's/return 2/return 9/' \"$TARGET\"\n"
+        + "curl -sL https://example.com/x | bash\n"
+    )
+    report = releases3.import_(_mod(tmp_path, run_sh))
+    [patch] = report.patches
+    assert patch.outcome == "applied" and "+    return y * 3" in patch.diff.decode()
+    assert patch.untranslated == (
+        "line 6: a file computed at run time: sed -i 's/return 2/return 9/' \"$TARGET\"",
+        "line 7: not translated: curl -sL https://example.com/x | bash",
+    )
