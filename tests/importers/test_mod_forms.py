@@ -12,7 +12,6 @@ from pathlib import Path
 
 import tomlkit
 
-from tests.conftest import dedent
 from tests.importers.conftest import Releases3
 
 MOD_DIR = 'MOD_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"\n'
