@@ -14,7 +14,6 @@ branch a person edited is left alone.
 from __future__ import annotations
 
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,16 +22,14 @@ from patchkit.engine.bisect import History, Point, open_history
 from patchkit.errors import ConfigError
 from patchkit.gitrepo import GitRepo, is_repo
 from patchkit.matrix.page import render_html as matrix_page
-from patchkit.model import LockEntry, Outcome, PatchMeta, PrState, SourceKind, UpstreamStatus
-from patchkit.ops.apply import apply
-from patchkit.ops.context import Project, blobs_for, load_project
+from patchkit.model import LockEntry, Outcome, PatchMeta, PrState, SourceKind
+from patchkit.ops.context import Project, load_project
 from patchkit.ops.matrix import matrix
 from patchkit.ops.rebase import rebase
 from patchkit.ops.rebase_conflicts import PatchRebase, RebaseReport
 from patchkit.ops.upstream_check import check_patch
-from patchkit.ops.verify import verify_applied
 from patchkit.upstream.github import Gh
-from patchkit.upstream.sources import GitMirror, UpstreamRepo, fetch
+from patchkit.upstream.sources import GitMirror
 from patchkit.watch import branch as branches
 from patchkit.watch.newer import LATEST, newer_points
 from patchkit.watch.publish import Published, issue, pull_request, push
@@ -44,7 +41,6 @@ from patchkit.watch.report import (
     render_markdown,
     write_report,
 )
-from patchkit.workspace.tree import checkout_tree
 
 _FATES = {
     Outcome.UPSTREAMED: Fate.ABSORBED,
@@ -52,7 +48,6 @@ _FATES = {
     Outcome.CARRIED: Fate.CARRIED,
     Outcome.PARTLY_UPSTREAMED: Fate.CARRIED,
 }
-_MOVED = (Outcome.CARRIED, Outcome.PARTLY_UPSTREAMED)  # their tests run again
 
 
 @dataclass(frozen=True)
@@ -173,9 +168,11 @@ def _rebase_on_branch(
     report's lines, the new commit and the upstream commit the lock moved to."""
     with branches.worktree(repo, base) as work:
         moved = load_project(work)
-        report = rebase(project=moved, target=entry.name, onto=end.ref, history=hist,
-                        allow_pending=True)  # fmt: skip
-        tests = _verify(work, entry.name, report, options) if options.verify else {}
+        report = rebase(
+            project=moved, target=entry.name, onto=end.ref, history=hist, allow_pending=True,
+            verify=options.verify, python=options.python,
+        )  # fmt: skip
+        tests = _tests(report)
         lines = [_line(p, moved, hist, report, tests, gh) for p in report.patches]
         message = f"watch: {entry.name} {entry.version} → {report.onto}\n\n" + "\n".join(
             f"{p.id}: {p.fate.value} ({p.outcome})" for p in lines
@@ -233,32 +230,16 @@ def _upstream_change(hist: History, report: RebaseReport, patch: PatchRebase, pa
     return hist.repo.text("diff", "--no-color", hist.commit(old), hist.commit(new), "--", path)
 
 
-def _verify(work: Path, target: str, report: RebaseReport, options: Options) -> dict[str, str]:
-    """The moved patches' tests on a fresh tree at the new lock: patch id -> result."""
-    moved = [p.id for p in report.patches if p.outcome in _MOVED]
-    project = load_project(work)
-    entry = project.entry(target)
-    if not moved or entry.source.kind is SourceKind.PATH:
-        return {pid: "not run: a path source has no fresh tree" for pid in moved}
-    series = [p for p in project.listed(target) if p.status is not UpstreamStatus.MERGED]
-    series = [p for p in series if not p.history.pending]
-    with (
-        tempfile.TemporaryDirectory(prefix="patchkit-watch-verify-") as tmp,
-        UpstreamRepo(target) as upstream,
-    ):
-        path = fetch(entry, into=Path(tmp) / target).path
-        tree = checkout_tree(path, target)
-        blobs = blobs_for(entry, tree)
-        try:
-            apply(tree=tree, entry=entry, patches=series, blobs=blobs)
-        finally:
-            blobs.close()
-        verified = [p for p in series if p.id in moved]
-        result = verify_applied(tree=tree, lock=project.lock, patches=verified,
-                                python=options.python)  # fmt: skip
-        upstream.remove_tree(path)
+def _tests(report: RebaseReport) -> dict[str, str]:
+    """The carried patches' tests on the new release, as the rebase ran them: id -> result."""
+    proof = report.proof
+    if proof is None:
+        return {}
+    if proof.report is None:
+        return {pid: f"not run: {proof.unverified}" for pid in proof.changed if proof.unverified}
     return {
-        v.patch_id: v.result.value + (f": {v.reason}" if v.reason else "") for v in result.verdicts
+        v.patch_id: v.result.value + (f": {v.reason}" if v.reason else "")
+        for v in proof.report.verdicts
     }
 
 
