@@ -20,6 +20,7 @@ from patchkit.ops.rebase_conflicts import RebaseReport
 from patchkit.ops.rebase_pins import rebase_with_pins
 from patchkit.ops.rebase_report import stop_hint, tests_hint
 from patchkit.ops.rebase_run import CHANGED, carried
+from patchkit.upstream.lock import find_lock, load_lock
 
 _Done = TypeVar("_Done")
 
@@ -143,6 +144,8 @@ def _finish(args: argparse.Namespace, report: RebaseReport) -> int:
             markup=True,
             highlight=False,
         )
+    if report.lock_moved:
+        load_lock(find_lock(args.project.resolve()))  # a pin drift it made is said now, once
     if report.stopped:
         stopped = [p for p in report.patches if not carried(p.outcome)]
         raise RebaseStopped(

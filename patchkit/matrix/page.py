@@ -1,7 +1,13 @@
-"""The matrix as one self-contained HTML page: no network at view time (styles and script are
-inline). A table of patches x releases, a colour per outcome, the release where each patch was
-absorbed or broke, filters by set and by outcome, and each cell linking to its detail (conflict
-hunks, the engine's explanation, the last verification per GPU kind)."""
+"""The matrix as one self-contained HTML page people read: no network at view time (style and
+script inline, :mod:`patchkit.matrix.page_assets`). Patches down, releases across, a colour per
+outcome (striped where the patch's tests fail there), the patch column and the summary columns
+(``absorbed by``, ``broke in``) fixed while the releases scroll, filters by set and outcome, and
+a cell's detail (conflict hunks, the engine's explanation, the last verification per GPU kind)
+shown on demand from one compact JSON block: each distinct detail once, long sides cut.
+
+Every text from a patch, its metadata or upstream is escaped for where it goes: HTML text and
+attributes with :func:`html.escape`, the JSON block with every ``<``, ``>`` and ``&`` as a
+``\\u`` escape, so nothing (``</script>``, ``<!--<script>``) can end or change the script."""
 
 from __future__ import annotations
 
@@ -9,73 +15,41 @@ import json
 from html import escape
 from typing import Any
 
+from patchkit.matrix.page_assets import COLOURS, CSS, JS
 from patchkit.matrix.table import Cell, Matrix, Row
 
-COLOURS = {
-    "applied": "#2e7d32",
-    "carried": "#66bb6a",
-    "upstreamed": "#1565c0",
-    "partly-upstreamed": "#64b5f6",
-    "conflict": "#c62828",
-    "gone": "#6d4c41",
-    "ambiguous": "#ef6c00",
-    "failed": "#000000",
-}
-
-_CSS = """
-body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}
-table.matrix{border-collapse:collapse}
-.matrix th,.matrix td{border:1px solid #ccc;padding:3px 6px;text-align:center;white-space:nowrap}
-.matrix td.patch{text-align:left}
-.matrix td.cell a{color:#fff;text-decoration:none;display:block}
-.matrix td.cell.dim{opacity:.15}
-.matrix tr.hidden,section.detail.hidden{display:none}
-.filters{margin:.8em 0}.filters fieldset{display:inline-block;margin-right:1em}
-.tag{font-size:11px;color:#555}.verified{font-size:10px;display:block}
-section.detail{border-top:1px solid #ddd;padding:.4em 0}
-section.detail:target{background:#fff8c4}
-pre{background:#f5f5f5;padding:.5em;overflow:auto;max-height:24em}
-"""
-_CSS += "".join(f".o-{o}{{background:{c}}}" for o, c in COLOURS.items())
-
-_JS = """
-function applyFilters(){
-  const sets=new Set([...document.querySelectorAll('input.f-set:checked')].map(e=>e.value));
-  const outs=new Set([...document.querySelectorAll('input.f-outcome:checked')].map(e=>e.value));
-  document.querySelectorAll('tr.row').forEach(tr=>{
-    let shown=0;
-    tr.querySelectorAll('td.cell').forEach(td=>{
-      const on=outs.has(td.dataset.outcome); td.classList.toggle('dim',!on); if(on)shown++;});
-    tr.classList.toggle('hidden',!sets.has(tr.dataset.set)||shown===0);
-  });
-  document.getElementById('shown').textContent=
-    document.querySelectorAll('tr.row:not(.hidden)').length;
-}
-document.querySelectorAll('.filters input').forEach(e=>e.addEventListener('change',applyFilters));
-applyFilters();
-"""
+MAX_LINES = 40  # of one side of a conflict hunk, or of the explanation, in a cell's detail
 
 
 def render_html(matrix: Matrix) -> str:
-    ids = {id(c): f"c-{n}" for n, c in enumerate(matrix.cells)}
     body = [
+        "<header>",
         f"<h1>{escape(matrix.target)}: patches x releases</h1>",
         f"<p>Locked at <b>{escape(matrix.locked)}</b>; {len(matrix.rows)} patches, "
         f"{len(matrix.releases)} releases; engine {escape(matrix.engine)}. "
-        f"Rows shown: <span id='shown'>{len(matrix.rows)}</span>.</p>",
+        f"Rows shown: <span id='shown'>{len(matrix.rows)}</span>. "
+        "Click a cell for its detail.</p>",
         _filters(matrix),
-        _table(matrix, ids),
-        "<h2>Cells</h2>",
-        *(_detail(c, ids[id(c)]) for c in matrix.cells),
+        _legend(),
+        "</header>",
+        f"<div class='scroll'>{_table(matrix)}</div>",
+        "<aside id='detail' class='hidden' aria-live='polite'>"
+        "<button id='close' type='button'>close</button><div id='detail-body'></div></aside>",
     ]
-    data = json.dumps(matrix.to_json(), sort_keys=True).replace("</", "<\\/")
     return (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-        f"<title>patchkit matrix: {escape(matrix.target)}</title><style>{_CSS}</style></head>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>patchkit matrix: {escape(matrix.target)}</title><style>{CSS}</style></head>"
         f"<body>{''.join(body)}"
-        f"<script type='application/json' id='matrix-data'>{data}</script>"
-        f"<script>{_JS}</script></body></html>\n"
+        f"<script type='application/json' id='matrix-cells'>{script_json(_data(matrix))}"
+        f"</script><script>{JS}</script></body></html>\n"
     )
+
+
+def script_json(value: Any) -> str:
+    """JSON safe inside a ``<script>`` element whatever its strings hold."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def _filters(matrix: Matrix) -> str:
@@ -98,20 +72,27 @@ def _checks(legend: str, cls: str, values: list[str]) -> str:
     return f"<fieldset><legend>{legend}</legend>{boxes}</fieldset>"
 
 
-def _table(matrix: Matrix, ids: dict[int, str]) -> str:
-    head = "".join(f"<th>{escape(r)}</th>" for r in matrix.releases)
+def _legend() -> str:
+    swatches = "".join(f"<span><i class='o-{o}'></i>{o}</span>" for o in COLOURS if o != "failed")
+    fail = "<span><i class='o-carried' style='outline:1px dashed #000'></i>striped: its tests "
+    return f"<p class='legend'>{swatches}{fail}fail at that release</span></p>"
+
+
+def _table(matrix: Matrix) -> str:
+    head = "".join(f"<th scope='col'>{escape(r)}</th>" for r in matrix.releases)
+    numbers = {id(c): n for n, c in enumerate(matrix.cells)}
     rows = []
     for row in matrix.rows:
-        cells = [c for c in matrix.cells if c.patch == row.patch]
-        tds = "".join(_cell(c, ids[id(c)]) for c in cells)
+        cells = "".join(_cell(c, numbers[id(c)]) for c in matrix.cells if c.patch == row.patch)
         rows.append(
             f"<tr class='row' data-set='{escape(row.set)}' data-patch='{escape(row.patch)}'>"
-            f"{_patch_cell(row)}<td>{escape(row.set)}</td>{tds}"
-            f"<td>{escape(_absorbed(row))}</td><td>{escape(row.broken_by or '-')}</td></tr>"
+            f"{_patch_cell(row)}{cells}<td class='sum s1'>{escape(_absorbed(row))}</td>"
+            f"<td class='sum s2'>{escape(row.broken_by or '-')}</td></tr>"
         )
     return (
-        "<table class='matrix'><thead><tr><th>patch</th><th>set</th>"
-        f"{head}<th>absorbed by</th><th>broke in</th></tr></thead>"
+        "<table class='matrix'><thead><tr><th class='patch' scope='col'>patch</th>"
+        f"{head}<th class='sum s1' scope='col'>absorbed by</th>"
+        "<th class='sum s2' scope='col'>broke in</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
 
@@ -123,22 +104,23 @@ def _absorbed(row: Row) -> str:
 
 
 def _patch_cell(row: Row) -> str:
-    tags = f"{row.kind}{', opt-in' if row.optional else ''}"
+    tags = f"{row.set} · {row.kind}{' · opt-in' if row.optional else ''}"
     return (
-        f"<td class='patch' title='{escape(row.title)}'><code>{escape(row.patch)}</code> "
-        f"<span class='tag'>{escape(tags)}</span></td>"
+        f"<th class='patch' scope='row' title='{escape(row.title)}'>"
+        f"<code>{escape(row.patch)}</code><span class='tag'>{escape(tags)}</span></th>"
     )
 
 
-def _cell(cell: Cell, anchor: str) -> str:
+def _cell(cell: Cell, number: int) -> str:
     verified = "".join(
-        f"<span class='verified'>{escape(_short(k))}: {escape(v['result'])}</span>"
+        f"<span class='verified'>{escape(_short(k))}: {escape(str(v.get('result')))}</span>"
         for k, v in sorted((cell.verified or {}).items())
     )
+    fail = " fail" if cell.tests_fail else ""
     return (
-        f"<td class='cell o-{escape(cell.outcome)}' data-outcome='{escape(cell.outcome)}' "
-        f"data-release='{escape(cell.release)}'><a href='#{anchor}'>"
-        f"{escape(cell.outcome)}{verified}</a></td>"
+        f"<td class='cell o-{escape(cell.outcome)}{fail}' data-outcome='{escape(cell.outcome)}' "
+        f"data-release='{escape(cell.release)}' data-cell='{number}' tabindex='0' "
+        f"title='{escape(cell.shown)}'>{escape(cell.shown)}{verified}</td>"
     )
 
 
@@ -146,38 +128,52 @@ def _short(kind: str) -> str:
     return kind.removeprefix("NVIDIA ").split(" (")[0]
 
 
-def _detail(cell: Cell, anchor: str) -> str:
-    head = f"{cell.patch} @ {cell.release}: {cell.outcome} (step {cell.step})"
-    if cell.absorbed_by:
-        head += f", absorbed by {cell.absorbed_by}"
-    parts = [f"<h3>{escape(head)}</h3>"]
+# -- the cells' details, as data ------------------------------------------------------------
+def _data(matrix: Matrix) -> dict[str, Any]:
+    details: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    cells = []
+    for cell in matrix.cells:
+        detail = _detail(cell)
+        key = json.dumps(detail, sort_keys=True)
+        if key not in seen:
+            seen[key] = len(details)
+            details.append(detail)
+        cells.append({"head": _head(cell), "detail": seen[key], "verified": _verified(cell)})
+    return {"cells": cells, "details": details}
+
+
+def _head(cell: Cell) -> str:
+    head = f"{cell.patch} @ {cell.release}: {cell.shown} (step {cell.step})"
+    return head + (f", absorbed by {cell.absorbed_by}" if cell.absorbed_by else "")
+
+
+def _detail(cell: Cell) -> dict[str, Any]:
     detail = dict(cell.detail)
-    message = detail.pop("message", "")
-    if message:
-        parts.append(f"<pre class='message'>{escape(str(message))}</pre>")
-    hunks = detail.pop("details", [])
-    if hunks:
-        parts.append(_hunks(hunks))
+    message = str(detail.pop("message", "") or "")
+    hunks = [
+        {
+            "title": f"{h.get('path', '')} {h.get('hunk', '')}: {h.get('reason', '')}",
+            "ours": _cut(str(h.get("ours") or "")) if h.get("theirs") else "",
+            "theirs": _cut(str(h.get("theirs") or "")),
+        }
+        for h in detail.pop("details", None) or []
+        if isinstance(h, dict)
+    ]
     rest = {k: v for k, v in detail.items() if v not in (None, "", [], {})}
-    if rest:  # whatever else the outcome carries (the engine's explanation, ...)
-        text = json.dumps(rest, indent=2, sort_keys=True)
-        parts.append(f"<pre class='explain'>{escape(text)}</pre>")
-    for kind, v in sorted((cell.verified or {}).items()):
-        parts.append(f"<p class='verification'>{escape(_verification(kind, v))}</p>")
-    return f"<section class='detail' id='{anchor}'>{''.join(parts)}</section>"
+    explain = _cut(json.dumps(rest, indent=2, sort_keys=True)) if rest else ""
+    return {"message": message, "hunks": hunks, "explain": explain}
 
 
-def _hunks(hunks: list[dict[str, Any]]) -> str:
-    items = []
-    for h in hunks:
-        title = f"{h.get('path', '')} {h.get('hunk', '')}: {h.get('reason', '')}"
-        sides = "".join(
-            f"<pre class='{side}'>{escape(str(h[side]))}</pre>"
-            for side in ("ours", "theirs")
-            if h.get(side)
-        )
-        items.append(f"<li><b>{escape(title)}</b>{sides}</li>")
-    return f"<ul class='hunks'>{''.join(items)}</ul>"
+def _cut(text: str) -> str:
+    lines = text.splitlines()
+    if len(lines) <= MAX_LINES:
+        return text
+    return "\n".join([*lines[:MAX_LINES], f"… {len(lines) - MAX_LINES} more lines"])
+
+
+def _verified(cell: Cell) -> list[str]:
+    return [_verification(kind, v) for kind, v in sorted((cell.verified or {}).items())]
 
 
 def _verification(kind: str, v: dict[str, Any]) -> str:

@@ -136,13 +136,17 @@ def pins_to_move(lock: Lock, target: str) -> dict[str, str]:
 
 def tree_pin_problems(lock: Lock, target: str, pins: dict[str, str]) -> list[str]:
     """Pins a target's own tree makes (vLLM's requirements pin flashinfer-python) that
-    disagree with the lock."""
+    disagree with the lock, in :func:`pin_problems`' words; a pin the lock keeps too is left
+    to :func:`pin_problems` (said once, when the lock is loaded)."""
     entry = lock.targets[target]
     return [
-        f"{entry.name} {entry.version} pins {other} {version}, but {lock.path} locks "
-        f"{other} {lock.targets[other].version}"
+        f"{lock.path}: {entry.name} {entry.version}'s requirements pin {other} {version}, but "
+        f"targets.{other}.version is {lock.targets[other].version}; `patchkit rebase --target "
+        f"{other} --onto {version}` moves it (or rebase {entry.name} with --with-pins)"
         for other, version in pins.items()
-        if other in lock.targets and lock.targets[other].version != version
+        if other in lock.targets
+        and lock.targets[other].version != version
+        and entry.pins.get(other) != version
     ]
 
 

@@ -154,8 +154,46 @@ def test_page_is_self_contained_with_cells_filters_and_details(rel: Releases) ->
     assert "http://" not in page and "https://" not in page
     assert page.count("<td class='cell") == 15
     assert "class='f-set'" in page and "id='f-outcome-conflict'" in page
-    assert "<section class='detail' id='c-9'>" in page  # tail @ 1.4
+    assert "data-release='1.4' data-cell='9'" in page  # tail @ 1.4: its detail on demand
     assert "pkg/tail.py" in page
+
+
+def test_page_escapes_patch_text_that_would_end_its_script_or_markup(rel: Releases) -> None:
+    """`<!--<script>` or `</script>` in any text (a title, a conflict side) stays text: the
+    page's JSON has no `<` at all, attributes and text are escaped (issue 24's case)."""
+    import dataclasses
+    import re
+
+    evil = "x<!--<script>alert(1)</script>'\"&"
+    m = rel.matrix(releases="v1.0..v1.4")
+    rows = tuple(dataclasses.replace(r, title=evil, set=evil) for r in m.rows)
+    cells = tuple(
+        dataclasses.replace(
+            c, detail={"message": evil, "details": [{"ours": evil, "theirs": evil}]}
+        )
+        for c in m.cells
+    )
+    page = render_html(dataclasses.replace(m, rows=rows, cells=cells))
+    assert "<script>alert" not in page and "<!--" not in page
+    data = re.search(
+        r"<script type='application/json' id='matrix-cells'>(.*?)</script>", page, re.S
+    )
+    assert data is not None and "<" not in data.group(1) and ">" not in data.group(1)
+    assert json.loads(data.group(1))["details"][0]["message"] == evil
+    assert page.count("<script") == 2 and page.count("</script>") == 2
+
+
+def test_page_keeps_each_distinct_detail_once_and_cuts_long_sides(rel: Releases) -> None:
+    import dataclasses
+
+    m = rel.matrix(releases="v1.0..v1.4")
+    long = "\n".join(f"line {i}" for i in range(5000))
+    same = {"message": "m", "details": [{"path": "p", "ours": long, "theirs": long}]}
+    page = render_html(
+        dataclasses.replace(m, cells=tuple(dataclasses.replace(c, detail=same) for c in m.cells))
+    )
+    assert page.count("line 39") == 2 and "line 40\\n" not in page  # ours and theirs, once
+    assert "4960 more lines" in page and len(page) < 40_000
 
 
 def test_markdown_table(rel: Releases) -> None:

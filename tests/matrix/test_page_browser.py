@@ -40,7 +40,7 @@ def browser() -> Iterator[Any]:
     options.binary_location = _binary("chromium", "chromium-browser")
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
         options.add_argument(arg)
-    options.add_argument("--window-size=1400,900")
+    options.add_argument("--window-size=1280,900")
     service = Service(executable_path=_binary("chromedriver"))
     driver = webdriver.Chrome(options=options, service=service)
     try:
@@ -75,12 +75,14 @@ def test_page_cells_details_and_filters_in_chromium(browser: Any, tmp_path: Path
     assert len(set(colours.values())) == len(colours) == 4  # one colour per outcome
     assert visible_rows() == ["bump", "tail", "other"]
 
-    conflict = browser.find_element(
-        By.CSS_SELECTOR, "tr[data-patch='tail'] td[data-release='1.4'] a"
-    )
+    conflict = browser.find_element(By.CSS_SELECTOR, "tr[data-patch='tail'] td[data-release='1.4']")
+    detail = browser.find_element(By.ID, "detail")
+    assert not detail.is_displayed()  # details on demand
     conflict.click()
-    detail = browser.find_element(By.ID, browser.current_url.split("#")[1])
     assert detail.is_displayed() and "pkg/tail.py" in detail.text and "conflict" in detail.text
+    assert "tail @ 1.4" in detail.text and browser.current_url.endswith("#c-9")
+    browser.find_element(By.ID, "close").click()
+    assert not detail.is_displayed()
 
     for outcome in ("applied", "carried", "upstreamed"):
         browser.find_element(By.ID, f"f-outcome-{outcome}").click()
@@ -99,3 +101,74 @@ def test_page_cells_details_and_filters_in_chromium(browser: Any, tmp_path: Path
     shot = _artifacts(tmp_path) / "matrix-page.png"
     assert browser.save_screenshot(str(shot))
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _box(browser: Any, selector: str) -> dict[str, float]:
+    box: dict[str, float] = browser.execute_script(
+        "const r=document.querySelector(arguments[0]).getBoundingClientRect();"
+        "return {left:r.left,right:r.right};",
+        selector,
+    )
+    return box
+
+
+def test_many_releases_scroll_between_fixed_patch_and_summary_columns(
+    browser: Any, tmp_path: Path
+) -> None:
+    """At 1280 px with 21 releases: the table scrolls inside its box, the patch column stays
+    at the left and `absorbed by` / `broke in` at the right, all on screen, scrolled or not."""
+    import dataclasses
+
+    from selenium.webdriver.common.by import By
+
+    m = Releases(tmp_path / "world").matrix(releases="v1.0..v1.4")
+    releases = tuple(f"1.{i}" for i in range(21))
+    cells = tuple(
+        dataclasses.replace(m.cells[0], patch=r.patch, release=rel)
+        for r in m.rows
+        for rel in releases
+    )
+    page = tmp_path / "wide.html"
+    page.write_text(render_html(dataclasses.replace(m, releases=releases, cells=cells)))
+    browser.get(page.as_uri())
+    width = browser.execute_script("return window.innerWidth")
+    assert width <= 1280
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= width
+    scroller = browser.find_element(By.CSS_SELECTOR, ".scroll")
+    for left in (0, 10_000):
+        browser.execute_script("arguments[0].scrollLeft=arguments[1]", scroller, left)
+        patch = _box(browser, "tr[data-patch='tail'] th.patch")
+        absorbed = _box(browser, "tr[data-patch='tail'] td.s1")
+        broke = _box(browser, "tr[data-patch='tail'] td.s2")
+        assert 0 <= patch["left"] < 60 and patch["right"] < absorbed["left"]
+        assert absorbed["right"] <= broke["left"] + 1 and broke["right"] <= width
+    assert browser.execute_script("return arguments[0].scrollLeft", scroller) > 0
+    browser.find_element(By.CSS_SELECTOR, "tr[data-patch='bump'] td[data-release='1.20']").click()
+    assert "bump @ 1.20" in browser.find_element(By.ID, "detail").text
+    shot = _artifacts(tmp_path) / "matrix-page-1280.png"
+    assert browser.save_screenshot(str(shot))
+
+
+def test_hostile_patch_text_stays_text_and_filters_still_work(browser: Any, tmp_path: Path) -> None:
+    """`<!--<script>` in a set name, a title and a detail (issue 24's case): no script runs,
+    the detail shows the text as it is, the filters still hide and show the rows."""
+    import dataclasses
+
+    from selenium.webdriver.common.by import By
+
+    evil = "x<!--<script>window.pwned=1</script>'\"&"
+    m = Releases(tmp_path / "world").matrix(releases="v1.0..v1.4")
+    rows = tuple(dataclasses.replace(r, title=evil, set=evil) for r in m.rows)
+    cells = tuple(dataclasses.replace(c, detail={"message": evil}) for c in m.cells)
+    page = tmp_path / "evil.html"
+    page.write_text(render_html(dataclasses.replace(m, rows=rows, cells=cells)))
+    browser.get(page.as_uri())
+    assert browser.execute_script("return window.pwned === undefined")
+    browser.find_element(By.CSS_SELECTOR, "td.cell").click()
+    assert evil in browser.find_element(By.CSS_SELECTOR, "#detail pre.message").text
+    boxes = browser.find_elements(By.CSS_SELECTOR, "input.f-set")
+    assert [b.get_attribute("value") for b in boxes] == [evil]
+    boxes[0].click()
+    assert browser.find_element(By.ID, "shown").text == "0"
+    boxes[0].click()
+    assert browser.find_element(By.ID, "shown").text == "3"

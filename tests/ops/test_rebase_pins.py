@@ -3,7 +3,10 @@ its new release pins as one transaction; when the pinned one stops, neither lock
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+
+import pytest
 
 from patchkit.ops.context import load_project
 from patchkit.ops.rebase_pins import rebase_with_pins
@@ -83,3 +86,36 @@ def test_the_pin_warning_names_the_command_that_fixes_it(tmp_path: Path) -> None
     )
     (problem,) = pin_problems(load_project(project.path).lock)
     assert "`patchkit rebase --target flashinfer --onto 0.7.1`" in problem
+
+
+def test_a_rebase_that_makes_a_pin_drift_says_so_once_and_apply_warns_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Moving FlashInfer while vLLM pins 0.6.6: the rebase states the drift once, with the
+    command that resolves it; afterwards `apply` warns once, in the same words."""
+    from patchkit.cli import main
+    from patchkit.upstream import lock as lock_module
+
+    project, _ = two_targets(tmp_path, "int first;\n" + FI_H)
+    root = str(project.path)
+    lock_module._warned.clear()
+    with caplog.at_level(logging.WARNING):
+        rebase = ["rebase", "--target", "flashinfer", "--project", root, "--onto", "v0.7.1"]
+        assert main([*rebase, "--no-verify"]) == 0
+    drift = [
+        r.getMessage() for r in caplog.records if "pins says flashinfer 0.6.6" in r.getMessage()
+    ]
+    assert len(drift) == 1
+    assert "`patchkit rebase --target flashinfer --onto 0.6.6`" in drift[0]
+    assert "--with-pins" in drift[0]
+    caplog.clear()
+    capsys.readouterr()
+    lock_module._warned.clear()  # a new command: a new process
+    vllm = str(project.upstream.path)
+    run_git(project.upstream.path, "checkout", "-q", "v1.0")
+    with caplog.at_level(logging.WARNING):
+        assert main(["apply", "--target", "vllm", "--project", root, "--checkout", vllm]) == 0
+    said = [r.getMessage() for r in caplog.records] + [
+        line for line in capsys.readouterr().err.splitlines() if "flashinfer" in line
+    ]
+    assert len([m for m in said if "flashinfer" in m and "0.6.6" in m]) == 1
