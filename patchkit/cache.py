@@ -30,6 +30,7 @@ from patchkit.trust.names import name_problem
 _MODE = 0o755  # directories patchkit makes: never group- or other-writable, whatever the umask
 _KEY = "key"  # the cache's sealing key: 32 random bytes, mode 0600
 _KEY_BYTES = 32
+_SEALED = b"patchkit-sealed-1"  # the first line of a sealed entry: this mark and its seal
 _checked: dict[str, Cache] = {}  # root -> its Cache, trusted (one ownership check per process)
 
 
@@ -47,8 +48,9 @@ class Cache:
         "rebase/**/*.tmp",
         "rewrites/*.tmp",
         "toml/*.tmp",
+        "toml-*.marshal",  # parsed TOML as code objects could hold: no longer read
     )
-    _dirs: set[str] = field(default_factory=set, init=False, repr=False)  # made and checked
+    _dirs: dict[tuple[str, ...], Path] = field(default_factory=dict, init=False, repr=False)
     _key: bytes | None = field(default=None, init=False, repr=False)
 
     @staticmethod
@@ -77,8 +79,9 @@ class Cache:
     # -- layout -----------------------------------------------------------------------------
     def dir(self, *parts: str) -> Path:
         """The directory ``parts`` under the root, made and checked (once per process)."""
-        path = self.root.joinpath(*(_segment(p) for p in parts))
-        if str(path) not in self._dirs:
+        path = self._dirs.get(parts)
+        if path is None:
+            path = self.root.joinpath(*(_segment(p) for p in parts))
             try:
                 for depth in range(1, len(parts) + 1):
                     _made(self.root.joinpath(*parts[:depth]))
@@ -88,7 +91,7 @@ class Cache:
                     f"cannot use {path} in the cache: {exc.strerror or exc}",
                     hint="point PATCHKIT_CACHE at a local, writable directory of your own",
                 ) from None
-            self._dirs.add(str(path))
+            self._dirs[parts] = path
         return path
 
     def existing(self, *parts: str) -> Path | None:
@@ -146,9 +149,42 @@ class Cache:
         """The keyed digest that shows ``payload`` was written by this cache's patchkit."""
         return hashlib.blake2b(payload, key=self._sealing_key(), digest_size=32).hexdigest()
 
-    def sealed(self, payload: bytes, seal: str) -> bool:
+    def sealed(self, payload: bytes, seal: str | bytes) -> bool:
         """Whether ``seal`` is :meth:`seal` of ``payload`` (compared in constant time)."""
-        return hmac.compare_digest(self.seal(payload), seal)
+        given = seal if isinstance(seal, bytes) else seal.encode("utf-8", "surrogateescape")
+        return hmac.compare_digest(self.seal(payload).encode(), given)
+
+    def write_sealed(self, path: Path, payload: bytes) -> None:
+        """Write ``payload`` to ``path`` (in the cache) with its seal, atomically; silently not
+        at all where the cache cannot be written (a cache is only ever faster)."""
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        try:
+            tmp.write_bytes(b"%s %s\n" % (_SEALED, self.seal(payload).encode()) + payload)
+            os.replace(tmp, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+
+    def read_sealed(self, path: Path) -> bytes | None:
+        """The payload :meth:`write_sealed` wrote at ``path``; None when there is none, or it
+        was not sealed under this cache's key (written by anyone else, or changed since)."""
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return None
+        try:
+            chunks = [os.read(fd, 1 << 16)]
+            while chunks[-1]:
+                chunks.append(os.read(fd, 1 << 20))
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        head, _, payload = b"".join(chunks).partition(b"\n")
+        mark, _, seal = head.partition(b" ")
+        if mark != _SEALED or not self.sealed(payload, seal):
+            return None
+        return payload
 
     def _sealing_key(self) -> bytes:
         if self._key is None:

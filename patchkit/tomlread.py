@@ -2,19 +2,23 @@
 text parsed once.
 
 The standard library's ``tomllib`` is pure Python: the lock and a patch set's eight files took
-about 6 ms to parse on every command, most of what loading a project costs. Parsed results are
-kept in the cache (``toml.marshal``), keyed by a digest of the file's text, so a file is always
-read and an edited one is parsed again: no time stamps to trust. A result ``marshal`` cannot
-hold (a TOML date) is simply parsed each time. Files written back with their comments kept go
-through tomlkit, not here. The cache file is the user's own and trusted as bytecode is.
+about 10 ms to parse on every command, most of what loading a project costs. Parsed results are
+kept in the cache as data only: JSON, one entry per text (``<cache>/toml/<digest>.json``), keyed
+by a digest of the file's text and sealed by the cache (``Cache.write_sealed``), so a file is
+always read, an edited one is parsed again, and an entry patchkit did not write (a planted
+``file = "/elsewhere/evil.py"``) is never believed: it is parsed afresh. Nothing read back is
+executed (no ``marshal``, no ``pickle``). A result JSON cannot hold (a TOML date) is simply
+parsed each time. Files written back with their comments kept go through tomlkit, not here.
+
+A text nested deeper than the parser can follow or with an integer of more than 4300 digits is
+refused (ConfigError naming the file), never a crash.
 """
 
 from __future__ import annotations
 
 import atexit
 import hashlib
-import marshal
-import os
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,11 +26,8 @@ from typing import Any
 from patchkit.errors import ConfigError
 from patchkit.fileio import read_file
 
-_CAP = 2048  # parsed files kept
-_FILE = f"toml-{sys.version_info[0]}.{sys.version_info[1]}.marshal"  # tomllib's version
-
-_known: dict[bytes, bytes] | None = None  # digest -> marshalled result, as the cache had them
-_added: dict[bytes, bytes] = {}  # parsed in this process: written back at exit
+_VERSION = f"{sys.version_info[0]}.{sys.version_info[1]}"  # tomllib's version: part of the key
+_added: dict[str, bytes] = {}  # digest -> JSON payload parsed in this process: written at exit
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -39,19 +40,18 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(
             f"{path}: not valid TOML: not UTF-8 ({exc.reason} at byte {exc.start})"
         ) from None
-    key = hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=16).digest()
-    stored = _added.get(key) or _cached().get(key)
-    if stored is not None:
-        try:
-            found = marshal.loads(stored)
-        except (EOFError, ValueError, TypeError):
-            found = None
-        if isinstance(found, dict):
+    digest = hashlib.blake2b(
+        text.encode("utf-8", "surrogateescape"), digest_size=16, person=_VERSION.encode()
+    ).hexdigest()
+    payload = _added.get(digest) or _stored(digest)
+    if payload is not None:
+        found = _data(payload, digest)
+        if found is not None:
             return found
     data = _parse(path, text)
     try:
-        _added[key] = marshal.dumps(data)
-    except ValueError:
+        _added[digest] = json.dumps({"text": digest, "data": data}).encode()
+    except (TypeError, ValueError):
         pass  # a date or time: nothing to keep
     else:
         if len(_added) == 1:
@@ -59,58 +59,62 @@ def read_toml(path: Path) -> dict[str, Any]:
     return data
 
 
+def _data(payload: bytes, digest: str) -> dict[str, Any] | None:
+    """The parsed text an entry holds, when it is the entry of the text ``digest`` names."""
+    try:
+        entry = json.loads(payload)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(entry, dict) or entry.get("text") != digest:
+        return None
+    data = entry.get("data")
+    return data if isinstance(data, dict) else None
+
+
 def _parse(path: Path, text: str) -> dict[str, Any]:
-    if sys.version_info >= (3, 11):
-        import tomllib
+    try:
+        if sys.version_info >= (3, 11):
+            import tomllib
+
+            try:
+                return tomllib.loads(text)
+            except tomllib.TOMLDecodeError as exc:
+                raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        import tomlkit  # pragma: no cover (Python 3.10)
+        import tomlkit.exceptions
 
         try:
-            return tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
+            return tomlkit.parse(text).unwrap()
+        except tomlkit.exceptions.ParseError as exc:
             raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    import tomlkit  # pragma: no cover (Python 3.10)
-    import tomlkit.exceptions
+    except RecursionError:
+        raise ConfigError(
+            f"{path}: not usable TOML: arrays or tables nested too deeply",
+            hint="flatten the nesting (patchkit's own files need a few levels at most)",
+        ) from None
+    except ValueError as exc:  # int(): more than 4300 digits (sys.get_int_max_str_digits)
+        raise ConfigError(
+            f"{path}: not usable TOML: {exc}",
+            hint="no value patchkit reads needs a number that long",
+        ) from None
 
-    try:
-        return tomlkit.parse(text).unwrap()
-    except tomlkit.exceptions.ParseError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
 
-
-def _store() -> Path:
+def _stored(digest: str) -> bytes | None:
     from patchkit.cache import Cache
 
-    return Cache.current().root / _FILE
-
-
-def _cached() -> dict[bytes, bytes]:
-    global _known
-    if _known is None:
-        _known = _load()
-    return _known
-
-
-def _load() -> dict[bytes, bytes]:
-    try:
-        loaded = marshal.loads(_store().read_bytes())
-    except (OSError, EOFError, ValueError, TypeError):
-        return {}
-    if not isinstance(loaded, dict):
-        return {}
-    return {k: v for k, v in loaded.items() if isinstance(k, bytes) and isinstance(v, bytes)}
+    cache = Cache.current()
+    return cache.read_sealed(cache.toml(f"{digest}.json"))
 
 
 def _save() -> None:
-    """Write the cache back: this process's files first, then the others it had, up to the cap;
-    atomically, and silently not at all where the cache cannot be written."""
-    entries = dict(_added)
-    for key, value in [*_load().items(), *_cached().items()]:  # what another process wrote too
-        if len(entries) >= _CAP:
-            break
-        entries.setdefault(key, value)
+    """Write this process's parsed texts to the cache, each sealed; silently not at all where
+    the cache cannot be written or is not trusted."""
+    from patchkit.cache import Cache
+    from patchkit.errors import PatchkitError
+
     try:
-        store = _store()
-        tmp = store.with_name(f".{store.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(marshal.dumps(entries))
-        os.replace(tmp, store)
-    except (OSError, ValueError):
+        cache = Cache.current()
+        for digest, payload in _added.items():
+            cache.write_sealed(cache.toml(f"{digest}.json"), payload)
+    except PatchkitError:
         pass

@@ -1,4 +1,9 @@
-"""Results of rewrites per file, cached by (engine, rewrite module, path, input bytes)."""
+"""Results of rewrites per file, cached by (engine, rewrite module, path, input bytes).
+
+Nothing here is believed blindly: every file is sealed by the cache (``Cache.write_sealed``),
+a result's entry names the inputs it was computed from (checked against the ones asked for)
+and the sha256 of its output (checked against the output file read back). An entry that fails
+any check is recomputed, never written into a tree."""
 
 from __future__ import annotations
 
@@ -18,15 +23,16 @@ from patchkit.engine.rewrite_select import AnchorSpec, Selector
 ENGINE_VERSION = "3"
 
 
-def _cache_files(
-    module_sha: str, path: str, classes: tuple[str, ...], data: bytes
-) -> tuple[Path, Path]:
-    key = hashlib.sha256()
-    for part in (ENGINE_VERSION, engine_sha(), module_sha, path, ",".join(classes)):
-        key.update(part.encode() + b"\0")
-    key.update(hashlib.sha256(data).digest())
-    base = Cache.current().rewrites(key.hexdigest())
-    return base.with_suffix(".json"), base.with_suffix(".out")
+def _inputs(module_sha: str, path: str, classes: tuple[str, ...], data: bytes) -> list[str]:
+    """What a result is computed from (its entry says so, and is checked against them)."""
+    engine = f"{ENGINE_VERSION}:{engine_sha()}"
+    return [engine, module_sha, path, ",".join(classes), hashlib.sha256(data).hexdigest()]
+
+
+def _cache_files(inputs: list[str]) -> tuple[Path, Path]:
+    key = hashlib.sha256("\0".join(inputs).encode("utf-8", "surrogateescape")).hexdigest()
+    cache = Cache.current()
+    return cache.rewrites(f"{key}.json"), cache.rewrites(f"{key}.out")
 
 
 def engine_sha() -> str:
@@ -42,7 +48,7 @@ def _selectors_file(module_sha: str) -> Path:
 def load_selectors(module_sha: str) -> list[Selector] | None:
     """The selectors of a rewrite module, remembered when it was last imported."""
     try:
-        raw = json.loads(_selectors_file(module_sha).read_text())
+        raw = json.loads(_read_sealed(_selectors_file(module_sha)))
         return [_selector(item) for item in raw]
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -67,7 +73,7 @@ def _verdicts_file(module_sha: str) -> Path:
 def load_verdicts(module_sha: str) -> dict[str, tuple[Fingerprint, tuple[str, ...]]]:
     """Per file: its fingerprint when last looked at, and the rewrites whose prefilter took it."""
     try:
-        raw = json.loads(_verdicts_file(module_sha).read_text())
+        raw = json.loads(_read_sealed(_verdicts_file(module_sha)))
         return {
             str(path): (tuple(int(n) for n in printed), tuple(str(r) for r in names))
             for path, (printed, names) in raw.items()
@@ -98,15 +104,29 @@ def _selector(raw: dict[str, Any]) -> Selector:
 
 
 def load(module_sha: str, path: str, classes: tuple[str, ...], data: bytes) -> FileRun | None:
-    """The cached run of ``classes`` (the rewrites that took the file) over ``data``."""
-    meta_file, out_file = _cache_files(module_sha, path, classes, data)
+    """The cached run of ``classes`` (the rewrites that took the file) over ``data``; None
+    when there is none or it fails a check (its seal, its inputs, its output's digest)."""
+    inputs = _inputs(module_sha, path, classes, data)
+    meta_file, out_file = _cache_files(inputs)
     try:
-        meta = json.loads(meta_file.read_text())
-        output = out_file.read_bytes() if meta["has_output"] else None
+        meta = json.loads(_read_sealed(meta_file))
+        if meta["inputs"] != inputs:
+            return None
+        output = out_file.read_bytes() if meta["output"] is not None else None
+        if output is not None and hashlib.sha256(output).hexdigest() != meta["output"]:
+            return None
         tallies = tuple(_tally(t) for t in meta["tallies"])
         return FileRun(path, tallies, output, meta["failure"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def _read_sealed(file: Path) -> bytes:
+    """``file``'s payload; ValueError when it is not sealed by this cache."""
+    payload = Cache.current().read_sealed(file)
+    if payload is None:
+        raise ValueError(f"{file}: no entry sealed by this cache")
+    return payload
 
 
 def _tally(raw: dict[str, Any]) -> Tally:
@@ -135,10 +155,12 @@ def writes(enabled: bool) -> Iterator[None]:
 def store(module_sha: str, classes: tuple[str, ...], run: FileRun, data: bytes) -> None:
     if not _WRITES[-1]:
         return
-    meta_file, out_file = _cache_files(module_sha, run.path, classes, data)
+    inputs = _inputs(module_sha, run.path, classes, data)
+    meta_file, out_file = _cache_files(inputs)
     meta = {
+        "inputs": inputs,
         "failure": run.failure,
-        "has_output": run.output is not None,
+        "output": None if run.output is None else hashlib.sha256(run.output).hexdigest(),
         "tallies": [
             {
                 "path": t.path,
@@ -154,13 +176,16 @@ def store(module_sha: str, classes: tuple[str, ...], run: FileRun, data: bytes) 
     }
     try:
         if run.output is not None:
-            _write_atomic(out_file, run.output)
-        _write_atomic(meta_file, json.dumps(meta).encode())
+            _write_atomic(out_file, run.output, sealed=False)
     except OSError:
-        pass  # a cache that cannot be written is only slower
+        return  # a cache that cannot be written is only slower
+    _write_atomic(meta_file, json.dumps(meta).encode(), sealed=True)
 
 
-def _write_atomic(file: Path, content: bytes) -> None:
+def _write_atomic(file: Path, content: bytes, sealed: bool = True) -> None:
+    if sealed:
+        Cache.current().write_sealed(file, content)
+        return
     tmp = file.with_name(f"{file.name}.{os.getpid()}.tmp")
     tmp.write_bytes(content)
     os.replace(tmp, file)
