@@ -149,12 +149,25 @@ class PrState(str, enum.Enum):
 
 
 @dataclass(frozen=True)
+class RelatedPr:
+    """``[[upstream.related]]``: an upstream PR in the same files and code, found by the
+    upstream check (the same change, or a related one), listed in the PR text."""
+
+    pr: str  # its URL
+    state: PrState  # open, merged or closed (none: not recorded)
+    why: str = ""  # "changes mamba_mixer2.py (is_blackwell)", "the same change"
+
+
+@dataclass(frozen=True)
 class UpstreamPr:
     """``[upstream]`` of a patch's metadata: the upstream PR for the same fix, if any."""
 
     pr: str | None = None  # its URL
     state: PrState = PrState.NONE
     checked: str | None = None  # "YYYY-MM-DD": when the state was last looked up
+    author: str | None = None  # the PR's author (a GitHub login), as the check found it
+    ours: bool | None = None  # whether that author is the exporter (None: not known)
+    related: tuple[RelatedPr, ...] = ()  # other PRs in the same files and code
 
     @property
     def number(self) -> str | None:

@@ -21,6 +21,7 @@ from patchkit.model import (
     PatchMeta,
     PatchSet,
     PrState,
+    RelatedPr,
     TestSpec,
     UpstreamPr,
     UpstreamStatus,
@@ -155,14 +156,18 @@ def _files(meta: Table, kind: PatchKind) -> tuple[str, ...]:
 
 DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 PR_URL = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/pull/\d+$")
+LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")
 
 
 def _upstream(meta: Table) -> UpstreamPr:
     """``[upstream] pr = URL, state = "none|open|merged|closed", checked = "YYYY-MM-DD"``."""
     table, path = meta.table("upstream", what=" (pr, state, checked)").raw, meta.path
-    unknown = sorted(set(table) - {"pr", "state", "checked"})
+    unknown = sorted(set(table) - {"pr", "state", "checked", "author", "ours", "related"})
     if unknown:
-        raise ConfigError(f"{path}: [upstream] has unknown keys {unknown}: use pr, state, checked")
+        raise ConfigError(
+            f"{path}: [upstream] has unknown keys {unknown}: use pr, state, checked, author, "
+            "ours, related"
+        )
     try:
         state = PrState(table.get("state", "none"))
     except ValueError:
@@ -180,7 +185,31 @@ def _upstream(meta: Table) -> UpstreamPr:
     checked = table.get("checked") or None
     if checked is not None and not (isinstance(checked, str) and DATE.match(checked)):
         raise ConfigError(f"{path}: [upstream] checked {checked!r} must be a date YYYY-MM-DD")
-    return UpstreamPr(pr=pr, state=state, checked=checked)
+    author = table.get("author") or None
+    if author is not None and not (isinstance(author, str) and LOGIN.match(author)):
+        raise ConfigError(f"{path}: [upstream] author {author!r} must be a GitHub login")
+    ours = table.get("ours")
+    if ours is not None and not isinstance(ours, bool):
+        raise ConfigError(f"{path}: [upstream] ours must be true or false")
+    related = tuple(_related(item, path) for item in _items(table.get("related", []), path))
+    return UpstreamPr(pr, state, checked, author, ours, related)
+
+
+def _items(value: object, path: Path) -> list[dict[str, Any]]:
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise ConfigError(f"{path}: [upstream] related must be a list of tables {{pr, state, why}}")
+    return value
+
+
+def _related(item: dict[str, Any], path: Path) -> RelatedPr:
+    """One ``[[upstream.related]]``: ``pr`` (URL), ``state`` (open|merged|closed), ``why``."""
+    pr, why = item.get("pr"), item.get("why", "")
+    state = item.get("state")
+    if set(item) - {"pr", "state", "why"} or not isinstance(pr, str) or not PR_URL.match(pr):
+        raise ConfigError(f"{path}: [upstream] related {item!r}: needs pr = URL, state, why")
+    if state not in ("open", "merged", "closed", None) or not isinstance(why, str):
+        raise ConfigError(f"{path}: [upstream] related {pr}: state must be open, merged or closed")
+    return RelatedPr(pr, PrState(state or "none"), " ".join(why.split()))
 
 
 def _hardware(pr: dict[str, Any], path: Path) -> tuple[tuple[int, int], ...]:

@@ -146,10 +146,10 @@ def export_dir(target: str, checkout: Path, base: str, patch_id: str) -> Path:
 
 
 def _open_duplicate(meta: PatchMeta) -> str | None:
-    """The open upstream PR of someone else making this change (a PR of the patch's own, in
-    ``prs``, is updated by the export, never commented on as a duplicate)."""
+    """The open upstream PR making this change that is not ours (``[upstream] ours``, as the
+    upstream check found): a comment is drafted for it, never a PR that "updates" it."""
     up = meta.upstream
-    return up.pr if up.state is PrState.OPEN and up.pr not in meta.prs else None
+    return up.pr if up.state is PrState.OPEN and up.ours is not True else None
 
 
 def land(ctx: Build, prepared: Sequence[PatchExport], force: bool) -> list[PatchExport]:

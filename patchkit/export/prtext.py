@@ -15,6 +15,7 @@ pieces are in :mod:`patchkit.export.sections`, the template in :mod:`patchkit.ex
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timezone
 
 from patchkit.export import sections as s
 from patchkit.export.claims import Verification, read_verification
@@ -84,6 +85,7 @@ def text_input(
     dependencies: tuple[Dependency, ...] = (),
     stacked: bool = False,
     upstream_test: str = "",
+    today: str | None = None,
 ) -> TextInput:
     """The text's input for ``meta`` pinned by ``entry``: its set's ``[export]`` settings and
     tracked verification records read."""
@@ -99,6 +101,7 @@ def text_input(
         dependencies=dependencies,
         stacked=stacked,
         upstream_test=upstream_test,
+        today=today or datetime.now(timezone.utc).date().isoformat(),
     )
     return TextInput(facts, style, template, identity)
 
@@ -114,7 +117,7 @@ def render(inp: TextInput) -> PrText:
 
 def _comment(f: Facts) -> str:
     """What we found and tested, offered to the open upstream PR instead of a duplicate."""
-    if f.meta.upstream.state is not PrState.OPEN:
+    if f.meta.upstream.state is not PrState.OPEN or f.meta.upstream.ours is True:
         return ""
     intro = (
         "We carry the same change downstream; here is what we found and tested, offered for "

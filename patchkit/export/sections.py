@@ -9,6 +9,7 @@ import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 
 from patchkit.export.claims import Verification, result_text
 from patchkit.export.settings import ExportSettings
@@ -36,6 +37,7 @@ class Facts:
     dependencies: tuple[Dependency, ...] = ()
     stacked: bool = False
     upstream_test: str = ""  # the added test's result on the branch (export.upstream_test)
+    today: str = ""  # "YYYY-MM-DD": how recent the upstream check is ("": never recent)
 
 
 def paragraphs(text: str) -> str:
@@ -79,22 +81,47 @@ def references(f: Facts) -> list[str]:
     return lines  # the PRs of this change itself (``prs``) are not named in their own text
 
 
+RECENT_DAYS = 30  # an upstream check older than this says nothing about duplicates today
+
+
 def duplicate_check(f: Facts) -> str:
-    """Why this is not a duplicate (vLLM's AGENTS.md asks for it), or the PR it duplicates."""
+    """Why this is not a duplicate (vLLM's AGENTS.md asks for it), or the PR it duplicates, and
+    the related PRs the upstream check found. "Not a duplicate" is said only when the check ran
+    recently and found nothing; an open PR is ours only when the check said so."""
     up = f.meta.upstream
     when = f"as of {up.checked}" if up.checked else "when last checked"
     pr = _ref(up.pr, f.repository) if up.pr else ""
-    if up.state is PrState.OPEN and up.pr in f.meta.prs:
-        return f"Not a duplicate: this updates {pr}, the change's own PR (open {when})."
-    if up.state is PrState.OPEN:
-        return f"{pr} (open {when}) proposes the same change; what follows is offered for it."
-    if up.state is PrState.CLOSED:
-        return f"{pr} proposed the same change and was closed unmerged ({when})."
-    if up.state is PrState.MERGED:
-        return f"{pr} made the same change and was merged ({when})."
-    if up.checked:
-        return f"Not a duplicate: {when}, no open or merged {f.project} PR makes this change."
-    return ""
+    by = f" by @{up.author}" if up.author and up.ours is not True else ""
+    said = ""
+    if up.state is PrState.OPEN and up.ours is True:
+        said = f"Not a duplicate: this updates {pr}, our own PR (open {when})."
+    elif up.state is PrState.OPEN:
+        said = f"{pr}{by} (open {when}) proposes the same change; what follows is offered for it."
+    elif up.state is PrState.CLOSED:
+        said = f"{pr}{by} proposed the same change and was closed unmerged ({when})."
+    elif up.state is PrState.MERGED:
+        said = f"{pr}{by} made the same change and was merged ({when})."
+    elif recent(up.checked, f.today):
+        said = f"Not a duplicate: {when}, no open or merged {f.project} PR makes this change."
+    return " ".join(p for p in (said, related(f)) if p)
+
+
+def recent(checked: str | None, today: str) -> bool:
+    """``checked`` is a date no more than :data:`RECENT_DAYS` before ``today``."""
+    try:
+        age = date.fromisoformat(today) - date.fromisoformat(checked or "")
+    except ValueError:
+        return False
+    return 0 <= age.days <= RECENT_DAYS
+
+
+def related(f: Facts) -> str:
+    """The other upstream PRs in the same files and code, open and merged."""
+    items = []
+    for r in f.meta.upstream.related:
+        state = "state not recorded" if r.state is PrState.NONE else r.state.value
+        items.append(f"{_ref(r.pr, f.repository)} ({state}{'; ' + r.why if r.why else ''})")
+    return f"Related upstream PRs in the same code: {'; '.join(items)}." if items else ""
 
 
 def dependencies(f: Facts) -> str:

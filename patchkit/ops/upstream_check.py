@@ -13,10 +13,10 @@ from typing import Any
 
 import tomlkit
 
-from patchkit.errors import ConfigError
+from patchkit.errors import ConfigError, PatchkitError
 from patchkit.model import PatchMeta, UpstreamPr
 from patchkit.ops.context import Project
-from patchkit.upstream.duplicates import Found, decide, search
+from patchkit.upstream.duplicates import LOGIN, Found, decide, search
 from patchkit.upstream.github import Gh, slug
 
 
@@ -39,7 +39,29 @@ class UpstreamCheckReport:
 
 
 def _table(up: UpstreamPr) -> dict[str, Any]:
-    return {"pr": up.pr, "state": up.state.value, "checked": up.checked}
+    related = [{"pr": r.pr, "state": r.state.value, "why": r.why} for r in up.related]
+    return {
+        "pr": up.pr,
+        "state": up.state.value,
+        "checked": up.checked,
+        "author": up.author,
+        "ours": up.ours,
+        "related": related or None,
+    }
+
+
+def _plain(value: Any) -> Any:
+    """A tomlkit value as plain Python (to compare with what is wanted)."""
+    return value.unwrap() if hasattr(value, "unwrap") else value
+
+
+def _related_array(items: list[dict[str, str]]) -> Any:
+    array = tomlkit.array()
+    for item in items:
+        inline = tomlkit.inline_table()
+        inline.update(item)
+        array.append(inline)
+    return array.multiline(True)
 
 
 def _json(check: PatchCheck) -> dict[str, Any]:
@@ -75,7 +97,17 @@ def upstream_check(
     ones too) and, with ``write``, record the result in each patch's metadata."""
     metas = _selected(project, target, patch_ids)
     day = date or today()
-    return UpstreamCheckReport(tuple(check_patch(project, gh, m, day, write) for m in metas))
+    me = gh_login(gh)
+    return UpstreamCheckReport(tuple(check_patch(project, gh, m, day, write, me) for m in metas))
+
+
+def gh_login(gh: Gh) -> str | None:
+    """The login ``gh`` is signed in as: a PR by it is ours (None: it would not say)."""
+    try:
+        login = gh.text("api", "user", "--jq", ".login").strip()
+    except PatchkitError:
+        return None
+    return login if LOGIN.match(login) else None
 
 
 def _selected(project: Project, target: str | None, patch_ids: Sequence[str]) -> list[PatchMeta]:
@@ -88,10 +120,12 @@ def _selected(project: Project, target: str | None, patch_ids: Sequence[str]) ->
     return metas
 
 
-def check_patch(project: Project, gh: Gh, meta: PatchMeta, day: str, write: bool) -> PatchCheck:
+def check_patch(
+    project: Project, gh: Gh, meta: PatchMeta, day: str, write: bool, me: str | None = None
+) -> PatchCheck:
     repository = slug(project.entry(meta.target).repository)
     found = search(gh, repository, meta)
-    after = decide(found, day, meta.upstream)
+    after = decide(found, day, meta.upstream, me)
     written = write and write_upstream(meta.meta_file, after)
     return PatchCheck(meta.id, repository, meta.upstream, after, tuple(found), written)
 
@@ -103,12 +137,14 @@ def write_upstream(meta_file: Path, up: UpstreamPr) -> bool:
     table = doc.get("upstream")
     if table is None:
         doc["upstream"] = table = tomlkit.table()
-    wanted: dict[str, str | None] = {"pr": up.pr, "state": up.state.value, "checked": up.checked}
-    if all(table.get(key) == value for key, value in wanted.items()):
+    wanted = _table(up)
+    if all(_plain(table.get(key)) == value for key, value in wanted.items()):
         return False
     for key, value in wanted.items():
-        if value is None:
+        if value is None or value == []:
             table.pop(key, None)
+        elif key == "related":
+            table[key] = _related_array(value)
         else:
             table[key] = value
     tmp = meta_file.with_name(f".{meta_file.name}.tmp")

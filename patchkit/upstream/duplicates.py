@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from patchkit.errors import SourceError
-from patchkit.model import PatchKind, PatchMeta, PrState, UpstreamPr
+from patchkit.model import PatchKind, PatchMeta, PrState, RelatedPr, UpstreamPr
 from patchkit.upstream.github import Gh
 
-FIELDS = "number,url,state,title,files"
+FIELDS = "number,url,state,title,files,author"
 LIMIT = "30"
 MAX_KEYWORDS = 3
 PROJECTS = {"vllm", "flashinfer"}  # names that are everywhere in their own repository
+LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _STATES = {"OPEN": PrState.OPEN, "MERGED": PrState.MERGED, "CLOSED": PrState.CLOSED}
 _RANK = {PrState.MERGED: 0, PrState.OPEN: 1, PrState.CLOSED: 2}
@@ -34,6 +35,7 @@ class Found:
     state: PrState
     title: str
     evidence: tuple[str, ...]  # "recorded in the metadata", "names #39809", "changes f.py (g)"
+    author: str = ""  # the PR author's login
 
 
 def _code_like(token: str) -> bool:
@@ -88,7 +90,12 @@ class _Search:
         old = self.found.get(number)
         evidence = (*old.evidence, why) if old else (why,)
         url, title = str(raw.get("url", "")), str(raw.get("title", ""))
-        self.found[number] = Found(number, url, state, title, tuple(dict.fromkeys(evidence)))
+        who = raw.get("author")
+        login = str(who.get("login", "")) if isinstance(who, dict) else ""
+        author = login if LOGIN.match(login) else ""
+        self.found[number] = Found(
+            number, url, state, title, tuple(dict.fromkeys(evidence)), author
+        )
 
     def recorded(self) -> None:
         urls = [u for u in (self.meta.upstream.pr, *self.meta.prs) if u]
@@ -152,12 +159,18 @@ def search(gh: Gh, slug: str, meta: PatchMeta) -> list[Found]:
     )
 
 
-def decide(found: list[Found], today: str, recorded: UpstreamPr | None = None) -> UpstreamPr:
-    """The ``[upstream]`` table the search gives: the strongest PR found, or none. A recorded PR
-    the search could not look up (another repository's) is kept, never dropped."""
+def decide(
+    found: list[Found], today: str, recorded: UpstreamPr | None = None, me: str | None = None
+) -> UpstreamPr:
+    """The ``[upstream]`` table the search gives: the strongest PR found (its author, and
+    whether that is ``me``, the exporter), every other one found as related, or none. A
+    recorded PR the search could not look up (another repository's) is kept, never dropped."""
     if not found:
         if recorded is not None and recorded.pr:
-            return UpstreamPr(recorded.pr, recorded.state, today)
+            return replace(recorded, checked=today)
         return UpstreamPr(None, PrState.NONE, today)
-    best = found[0]
-    return UpstreamPr(best.url, best.state, today)
+    best, *rest = found
+    related = tuple(RelatedPr(f.url, f.state, "; ".join(f.evidence)) for f in rest)
+    author = best.author or None
+    ours = (author == me) if author and me else None
+    return UpstreamPr(best.url, best.state, today, author, ours, related)

@@ -3,6 +3,7 @@ turns the text into a comment for it; malformed tables are clear configuration e
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -68,13 +69,47 @@ def test_bad_upstream_tables_are_config_errors(tmp_path: Path, table: str, messa
         load_patch(meta, "demo", ("vllm",))
 
 
-def test_the_patchs_own_open_pr_is_updated_not_commented_on_as_a_duplicate(
-    tmp_path: Path,
-) -> None:
+def test_our_own_open_pr_is_updated_not_commented_on_as_a_duplicate(tmp_path: Path) -> None:
     case = vllm_case(tmp_path)
-    case.set_meta("fix-f", f'prs = ["{PR}"]\n' + upstream("open"))
+    meta = f'prs = ["{PR}"]\n' + upstream("open") + 'author = "ada"\nours = true\n'
+    case.set_meta("fix-f", meta)
     (export,) = case.export("fix-f").exports
     assert export.comment_for is None and export.pr_url == PR
     assert not (export.out_dir / "COMMENT.md").exists()
-    assert f"this updates {PR}, the change's own PR" in export.text.body
+    assert f"this updates {PR}, our own PR" in export.text.body
     assert "proposes the same change" not in export.text.body
+
+
+@pytest.mark.parametrize("ours", ["ours = false\n", ""])  # another's, or not known to be ours
+def test_another_authors_open_pr_never_yields_this_updates(tmp_path: Path, ours: str) -> None:
+    """Even named in ``prs``, an open PR not recorded as ours gets a comment draft (what our
+    run adds), and no text says it "updates" it."""
+    case = vllm_case(tmp_path)
+    case.set_meta("fix-f", f'prs = ["{PR}"]\n' + upstream("open") + f'author = "bob"\n{ours}')
+    (export,) = case.export("fix-f").exports
+    assert export.comment_for == PR
+    comment = (export.out_dir / "COMMENT.md").read_text()
+    assert "**Test result**" in comment
+    for text in (export.text.body, export.text.commit_message, comment):
+        assert "updates" not in text
+    assert f"{PR} by @bob (open as of 2026-11-23) proposes the same change" in export.text.body
+
+
+def test_not_a_duplicate_only_after_a_recent_check_and_related_prs_are_listed(
+    tmp_path: Path,
+) -> None:
+    case = vllm_case(tmp_path)
+    related = (
+        '[[upstream.related]]\npr = "https://github.com/vllm-project/vllm/pull/41398"\n'
+        'state = "merged"\nwhy = "changes mod.py (g)"\n'
+    )
+    stale = VLLM_META + '\n[upstream]\nstate = "none"\nchecked = "2020-01-01"\n' + related
+    case.set_meta("fix-f", stale)
+    (export,) = case.export("fix-f").exports
+    assert "Not a duplicate" not in export.text.body
+    listed = "Related upstream PRs in the same code: {} (merged; changes mod.py (g))."
+    assert listed.format("https://github.com/vllm-project/vllm/pull/41398") in export.text.body
+    today = date.today().isoformat()
+    case.set_meta("fix-f", stale.replace("2020-01-01", today))
+    (export,) = case.export("fix-f").exports
+    assert f"Not a duplicate: as of {today}, no open or merged vLLM PR" in export.text.body

@@ -267,3 +267,38 @@ def test_open_creates_a_pr_when_none_exists(
     assert len([call for call in gh.calls() if call[:2] == ["pr", "create"]]) == 1
     assert again.pr_url == f"{URL}/pull/42000" and again.commented is None  # its own PR
     assert read_toml(c.patches_dir / "warmup.toml")["upstream"]["pr"] == f"{URL}/pull/42000"
+
+
+def test_the_prs_author_whether_it_is_ours_and_related_prs_are_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c = case(tmp_path)
+    gh = fake_gh(tmp_path, monkeypatch)
+    gh.on("api", "user", out="ada\n")
+    theirs = {**pr(39483, "OPEN"), "author": {"login": "bob"}}
+    other = {**pr(39628, "CLOSED", ("other.py",)), "author": {"login": "carol"}}
+    gh.on("pr", "list", contains="39809 in:title,body", out=[theirs, other])
+    quiet(gh)
+    check(c)
+    table = upstream_table(c)
+    assert (table["pr"], table["state"], table["author"], table["ours"]) == (
+        f"{URL}/pull/39483",
+        "open",
+        "bob",
+        False,
+    )
+    assert table["related"] == [
+        {"pr": f"{URL}/pull/39628", "state": "closed", "why": "names #39809"}
+    ]
+    meta = load_project(c.project.path).patch("warmup")
+    assert meta.upstream.ours is False and meta.upstream.related[0].state.value == "closed"
+
+
+def test_a_pr_by_the_gh_user_is_ours(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    c = case(tmp_path)
+    gh = fake_gh(tmp_path, monkeypatch)
+    gh.on("api", "user", out="bob\n")
+    gh.on("pr", "list", contains="39809", out=[{**pr(39483, "OPEN"), "author": {"login": "bob"}}])
+    quiet(gh)
+    check(c)
+    assert (upstream_table(c)["author"], upstream_table(c)["ours"]) == ("bob", True)
