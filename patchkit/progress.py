@@ -10,7 +10,7 @@ import enum
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import TextIO, TypeVar
+from typing import Any, TextIO, TypeVar
 
 T = TypeVar("T")
 
@@ -51,19 +51,29 @@ def note(message: str) -> None:
     out.flush()
 
 
+_bar: list[tuple[Any, Any, str]] = []  # the bar on screen (a terminal has one at a time)
+
+
 @contextlib.contextmanager
 def step(message: str) -> Iterator[None]:
-    """A long step: a spinner on a terminal; a line when it starts and one with its time when
-    it ends, otherwise."""
+    """A long step: a spinner on a terminal (inside a bar: the bar says it); a line when it
+    starts and one with its time when it ends, otherwise."""
     current = mode()
     if current is Mode.QUIET:
         yield
         return
     if current is Mode.TERMINAL:
+        if _bar:  # one live display at a time: the bar shows the step in its description
+            bar, task, label = _bar[-1]
+            bar.update(task, description=f"{label} · {message}")
+            try:
+                yield
+            finally:
+                bar.update(task, description=label)
+            return
         from rich.console import Console
-        from rich.markup import escape
 
-        with Console(stderr=True).status(escape(message)):  # a file name is no markup
+        with Console(stderr=True).status(message):
             yield
         return
     start = time.monotonic()
@@ -73,8 +83,8 @@ def step(message: str) -> Iterator[None]:
 
 
 def steps(items: Iterable[T], label: str, name: Callable[[T], str] = str) -> Iterator[T]:
-    """Each of ``items`` in turn, with "label 2/5: name(item)" shown as it starts (a bar on a
-    terminal)."""
+    """Each of ``items`` in turn, with "label 2 of 5: name(item)" shown as it starts (a bar on
+    a terminal)."""
     listed = list(items)
     count = len(listed)
     current = mode()
@@ -82,16 +92,61 @@ def steps(items: Iterable[T], label: str, name: Callable[[T], str] = str) -> Ite
         yield from listed
         return
     if current is Mode.TERMINAL:
-        from rich.markup import escape
-        from rich.progress import Progress
-
-        with Progress(transient=True) as bar:
-            task = bar.add_task(escape(label), total=count)
-            for item in listed:
-                bar.update(task, description=escape(f"{label}: {name(item)}"))
+        with _terminal_bar(label, count) as advance:
+            for i, item in enumerate(listed, 1):
+                advance(f"{label} {i} of {count}: {name(item)}", 0)
                 yield item
-                bar.advance(task)
+                advance(f"{label} {i} of {count}: {name(item)}", 1)
         return
     for i, item in enumerate(listed, 1):
-        note(f"{label} {i}/{count}: {name(item)}")
+        note(f"{label} {i} of {count}: {name(item)}")
         yield item
+
+
+def counting(items: Iterable[T], total: int, label: str, every_s: float = 2.0) -> Iterator[T]:
+    """``items`` as they are done (results of a pool), counted: "label 7 of 25" on a bar on a
+    terminal; a line at most every ``every_s`` seconds, and the last, otherwise."""
+    current = mode()
+    if current is Mode.QUIET or total == 0:
+        yield from items
+        return
+    if current is Mode.TERMINAL:
+        with _terminal_bar(label, total) as advance:
+            for i, item in enumerate(items, 1):
+                advance(f"{label} {i} of {total}", 1)
+                yield item
+        return
+    said = time.monotonic()
+    note(f"{label} 0 of {total}")
+    for i, item in enumerate(items, 1):
+        if i == total or time.monotonic() - said >= every_s:
+            note(f"{label} {i} of {total}")
+            said = time.monotonic()
+        yield item
+
+
+@contextlib.contextmanager
+def _terminal_bar(label: str, total: int) -> Iterator[Callable[[str, int], None]]:
+    from rich.progress import Progress
+
+    if _bar:  # inside another bar: count in its description
+        outer, task, base = _bar[-1]
+
+        def inner(text: str, done: int) -> None:
+            outer.update(task, description=f"{base} · {text}")
+
+        yield inner
+        outer.update(task, description=base)
+        return
+    with Progress(transient=True) as bar:
+        task = bar.add_task(label, total=total)
+        _bar.append((bar, task, label))
+
+        def advance(text: str, done: int) -> None:
+            _bar[-1] = (bar, task, text)
+            bar.update(task, description=text, advance=done)
+
+        try:
+            yield advance
+        finally:
+            _bar.pop()

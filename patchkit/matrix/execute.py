@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from patchkit import progress
 from patchkit.matrix.cells import CellJob, CellValue, compute_cell
 
 Compute = Callable[[CellJob], CellValue]
@@ -35,7 +36,7 @@ class Serial:
     name: str = "serial"
 
     def run(self, jobs: Sequence[CellJob]) -> list[CellValue]:
-        return [self.compute(job) for job in jobs]
+        return [self.compute(job) for job in progress.counting(jobs, len(jobs), "cell")]
 
 
 @dataclass
@@ -59,7 +60,8 @@ class LocalPool:
         # mostly did not change, so what it parsed for one it reuses for the next
         chunk = -(-len(jobs) // (workers * 2))
         with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
-            return list(pool.map(self.compute, jobs, chunksize=chunk))
+            done = pool.map(self.compute, jobs, chunksize=chunk)
+            return list(progress.counting(done, len(jobs), "cell"))
 
 
 @dataclass

@@ -88,6 +88,7 @@ def _unpatch_for_new_lock(tree: Tree, entry: LockEntry) -> None:
     """The cache's tree follows the lock. When the lock moved (a rebase) while the tree has
     the patches of the old lock applied, patchkit resets them (saying so) so the tree can
     move; a file edited since is never dropped: the move is refused, naming what to do."""
+    from patchkit import progress
     from patchkit.errors import TreeError
     from patchkit.ops.reset import reset
     from patchkit.targets import commits_match
@@ -99,7 +100,10 @@ def _unpatch_for_new_lock(tree: Tree, entry: LockEntry) -> None:
     if state is None or not state.patches or (found and commits_match(found, entry.commit)):
         return
     try:
-        done = reset(tree=tree)
+        with progress.step(
+            f"resetting the patches of {state.lock_version or found} in {tree.root}"
+        ):
+            done = reset(tree=tree)
     except TreeError as exc:
         raise TreeError(
             f"the cache's tree of {entry.name} ({tree.root}) has the patches of "

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from patchkit import progress
 from patchkit.engine.bisect import History, Point, chain_for, open_history
 from patchkit.matrix.cells import CellJob, CellValue, PatchFile, cell_key, engine_version
 from patchkit.matrix.execute import Executor, Serial
@@ -53,8 +54,9 @@ def matrix(
         base, points = hist.start(), select_points(hist, releases)
         started = time.perf_counter()
         if prefetch:
-            for point in [base, *points]:
-                hist.commit(point)
+            unique = {hist.version(p): p for p in [base, *points]}
+            for point in progress.steps(unique.values(), "release", hist.version):
+                hist.commit(point)  # a download, the first time
         fetch_s = time.perf_counter() - started
         patches = project.listed(target)
         jobs = plan(entry, base, points, patches)

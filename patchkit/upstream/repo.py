@@ -86,7 +86,8 @@ class UpstreamRepo:
                     hint=f"if those are the patches of the previous lock, `patchkit reset "
                     f"--target {self.target} --checkout {path}` first; or remove {path}",
                 )
-            tree.checkout_detached(commit)
+            with progress.step(f"moving the cache's tree of {self.target} to {commit[:12]}"):
+                tree.checkout_detached(commit)
         return path
 
     def fresh_tree(self, commit: str, path: Path) -> Path:
