@@ -18,6 +18,7 @@ import tomlkit
 
 from patchkit.cache import Cache
 from patchkit.errors import ConfigError, shown
+from patchkit.gitrepo import locate_checkout
 from patchkit.importers.model import Meta, Origin
 from patchkit.patchset import ID_PATTERN, MANIFEST
 from patchkit.tomlread import read_toml
@@ -43,10 +44,17 @@ class Entry:
 
 @contextlib.contextmanager
 def writing(project: Path) -> Iterator[None]:
-    """One import at a time writes a project's patch sets (an advisory lock kept in the cache,
-    so the project's working copy gets no lock file)."""
+    """One import at a time writes a project's patch sets: an advisory lock kept in the
+    project's git directory (so imports with different caches exclude each other, and the
+    working copy gets no lock file), or in the cache for a project that is no git checkout."""
     key = hashlib.sha256(str(project.resolve()).encode()).hexdigest()[:16]
-    with open(Cache.current().lock(f"import-{key}.lock"), "a") as handle:
+    found = locate_checkout(project.resolve())
+    path = (
+        found[1] / f"patchkit-import-{key}.lock"
+        if found is not None
+        else Cache.current().lock(f"import-{key}.lock")
+    )
+    with open(path, "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield

@@ -3,6 +3,7 @@ patchkit processes with different caches exclude each other on one checkout."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -93,3 +94,45 @@ def test_the_lock_is_in_the_worktrees_own_git_dir_and_nothing_in_the_tree(
         "b.txt",
     ]
     assert not (tmp_path / "cache" / "locks").exists()
+
+
+IMPORT = """
+import sys, time
+from pathlib import Path
+from patchkit.importers.writer import writing
+with writing(Path(sys.argv[1])):
+    print("held", flush=True)
+    time.sleep(float(sys.argv[2]))
+"""
+
+
+def test_imports_with_different_caches_exclude_each_other(tmp_path: Path) -> None:
+    s = _scenario(tmp_path)
+    subprocess.run(["git", "init", "-q", str(s.project.path)], check=True)  # a project is one
+    first = subprocess.Popen(
+        [sys.executable, "-c", IMPORT, str(s.project.path), "60"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=_env(tmp_path / "cache-one"),
+    )
+    second = None
+    try:
+        assert first.stdout is not None and first.stdout.readline().strip() == "held"
+        second = subprocess.Popen(
+            [sys.executable, "-c", IMPORT, str(s.project.path), "0"],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=_env(tmp_path / "cache-two"),
+        )
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            second.wait(timeout=3)
+        assert second.returncode is None, "the second import did not wait for the first"
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+        assert second.stdout is not None and second.stdout.readline().strip() == "held"
+        assert second.wait(timeout=30) == 0
+    finally:
+        for proc in (first, second):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
