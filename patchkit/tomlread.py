@@ -100,10 +100,18 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
 
 
 def _stored(digest: str) -> bytes | None:
+    """The cache's entry for the text ``digest`` names; None where there is none or no cache
+    can be made (a read-only home): the text is parsed. A cache others can write is refused."""
     from patchkit.cache import Cache
+    from patchkit.errors import CacheUntrusted
 
-    cache = Cache.current()
-    return cache.read_sealed(cache.toml(f"{digest}.json"))
+    try:
+        cache = Cache.current()
+        return cache.read_sealed(cache.toml(f"{digest}.json"))
+    except CacheUntrusted:
+        raise
+    except ConfigError:
+        return None
 
 
 def _save() -> None:

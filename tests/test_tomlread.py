@@ -184,3 +184,28 @@ def test_a_poisoned_parsed_toml_entry_never_imports_anything(tmp_path: Path) -> 
     assert not (patches / "IMPORTED").exists(), "the planted module was imported"
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (s.root / "a.txt").read_text() == "ONE\n"  # the real patch, from the real metadata
+
+
+def test_without_a_cache_that_can_be_made_the_text_is_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("PATCHKIT_CACHE", str(tmp_path / "a-file" / "cache"))  # cannot be made
+    meta = tmp_path / "p.toml"
+    meta.write_text('id = "p"\n')
+    assert tomlread.read_toml(meta) == {"id": "p"}
+
+
+def test_a_cache_others_can_write_is_refused_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from patchkit.errors import CacheUntrusted
+
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)
+    monkeypatch.setenv("PATCHKIT_CACHE", str(shared))
+    meta = tmp_path / "q.toml"
+    meta.write_text('id = "q"\n')
+    with pytest.raises(CacheUntrusted, match="chmod go-w"):
+        tomlread.read_toml(meta)
