@@ -4,14 +4,16 @@ content-addressed store of the original files."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
+import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from patchkit.errors import TreeError
+from patchkit.errors import TreeError, shown
 from patchkit.workspace.tree import sha256
 
 STATE_VERSION = 1
@@ -75,10 +77,9 @@ class StateStore:
         """A state file's bytes read back (``path`` names it in messages)."""
         try:
             raw = json.loads(data)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, too deep or long
             raise TreeError(
-                f"{path}: unreadable patchkit state ({exc})",
-                hint="restore it from a backup, or remove it and check the tree by hand",
+                f"{path}: unreadable patchkit state ({exc})", hint=_way_out(path)
             ) from None
         return _from_json(raw, path)
 
@@ -93,7 +94,11 @@ class StateStore:
             return
         self.dir.mkdir(parents=True, exist_ok=True)
         tmp = self.file.with_suffix(".tmp")
-        tmp.write_bytes(_dump(state))
+        try:
+            tmp.write_bytes(_dump(state))
+        except BaseException:  # a full disk: no half-written file is left behind
+            tmp.unlink(missing_ok=True)
+            raise
         tmp.replace(self.file)
 
     def put(self, content: bytes) -> str:
@@ -104,10 +109,15 @@ class StateStore:
         if not os.path.exists(path):
             tmp = path + ".tmp"
             try:
-                _write(tmp, content)
-            except FileNotFoundError:  # the first object: make the directory
-                self.objects.mkdir(parents=True, exist_ok=True)
-                _write(tmp, content)
+                try:
+                    _write(tmp, content)
+                except FileNotFoundError:  # the first object: make the directory
+                    self.objects.mkdir(parents=True, exist_ok=True)
+                    _write(tmp, content)
+            except BaseException:  # a full disk: no half-written object is left behind
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
             os.replace(tmp, path)  # an object is whole or absent
         self._saved.add(digest)
         return digest
@@ -115,6 +125,11 @@ class StateStore:
     def get(self, digest: str) -> bytes:
         """The saved bytes named ``digest``; a damaged object (cut short by a power loss, say)
         is refused, never restored over a file."""
+        if not _DIGEST.fullmatch(digest):  # a name from a journal or state file: never a path
+            raise TreeError(
+                f"{self.objects}: {shown(digest)} names no saved original (not a sha256)",
+                hint="the state directory was damaged; restore the file from upstream by hand",
+            )
         try:
             content = (self.objects / digest).read_bytes()
         except FileNotFoundError:
@@ -150,18 +165,86 @@ def _dump(state: State) -> bytes:
     return (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()
 
 
-def _from_json(raw: dict[str, Any], path: Path) -> State:
-    if raw.get("version") != STATE_VERSION:
-        raise TreeError(f"{path}: state version {raw.get('version')} is not {STATE_VERSION}")
-    try:
-        return State(
-            target=raw["target"],
-            commit=raw["commit"],
-            lock_version=raw["lock_version"],
-            patches=tuple(
-                AppliedPatch(**{**p, "files": tuple(p["files"])}) for p in raw["patches"]
-            ),
-            files={k: FileRecord(**v) for k, v in raw["files"].items()},
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+_OPT_DIGEST = (str, None)  # a digest; checked as one where it names a saved original (get)
+_MODE = (int, None)
+# What each record of a state file holds: a type, a digest pattern, or a choice of them.
+_FILE_SHAPE: dict[str, Any] = {
+    "path": str,
+    "original": _OPT_DIGEST,
+    "original_mode": _MODE,
+    "result": _OPT_DIGEST,
+    "result_mode": _MODE,
+}
+_PATCH_SHAPE: dict[str, Any] = {
+    "id": str,
+    "set_name": str,
+    "kind": str,
+    "digest": str,
+    "outcome": str,
+    "step": str,
+    "files": list,
+}
+
+
+class _Malformed(Exception):
+    """Where a state file departs from its shape (a key path) and how."""
+
+
+def _fits(value: Any, shape: Any) -> bool:
+    if isinstance(shape, tuple):
+        return any(_fits(value, one) for one in shape)
+    if shape is None:
+        return value is None
+    if isinstance(shape, re.Pattern):
+        return isinstance(value, str) and shape.fullmatch(value) is not None
+    return isinstance(value, shape) and not (shape is int and isinstance(value, bool))
+
+
+def _record(raw: Any, shape: dict[str, Any], where: str) -> dict[str, Any]:
+    """``raw`` checked against ``shape``: exactly its keys, each of its type."""
+    if not isinstance(raw, dict) or set(raw) != set(shape):
+        raise _Malformed(f"{where} must be an object with the keys {', '.join(sorted(shape))}")
+    for key, want in shape.items():
+        if not _fits(raw[key], want):
+            raise _Malformed(f"{where}.{key} has the wrong type or form")
+    return raw
+
+
+def _checked(raw: Any) -> State:
+    top: dict[str, Any] = {"target": str, "commit": (str, None), "lock_version": str}
+    if not isinstance(raw, dict):
+        raise _Malformed("the file must hold one JSON object")
+    _record({k: raw.get(k) for k in top}, top, "state")
+    patches, files = raw.get("patches"), raw.get("files")
+    if not isinstance(patches, list) or not isinstance(files, dict):
+        raise _Malformed("state.patches must be a list and state.files an object")
+    applied = []
+    for i, item in enumerate(patches):
+        patch = _record(item, _PATCH_SHAPE, f"patches[{i}]")
+        if not all(isinstance(f, str) for f in patch["files"]):
+            raise _Malformed(f"patches[{i}].files must be a list of paths")
+        applied.append(AppliedPatch(**{**patch, "files": tuple(patch["files"])}))
+    records = {k: FileRecord(**_record(v, _FILE_SHAPE, f"files[{k!r}]")) for k, v in files.items()}
+    return State(raw["target"], raw["commit"], raw["lock_version"], tuple(applied), records)
+
+
+def _from_json(raw: Any, path: Path) -> State:
+    if not isinstance(raw, dict) or raw.get("version") != STATE_VERSION:
+        found = raw.get("version") if isinstance(raw, dict) else None
+        raise TreeError(
+            f"{path}: state version {shown(found)} is not {STATE_VERSION}", hint=_way_out(path)
         )
-    except (KeyError, TypeError) as exc:
-        raise TreeError(f"{path}: malformed patchkit state ({exc})") from None
+    try:
+        return _checked(raw)
+    except _Malformed as exc:
+        raise TreeError(f"{path}: malformed patchkit state: {exc}", hint=_way_out(path)) from None
+
+
+def _way_out(path: Path) -> str:
+    """What to do about a state file patchkit cannot read: it no longer knows what it applied."""
+    return (
+        f"patchkit cannot tell what it applied to this tree: move {path} aside, put the tree "
+        "back to upstream's files (`git checkout -- .` in a checkout, reinstall an installed "
+        "package), then apply again"
+    )

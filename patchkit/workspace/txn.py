@@ -152,11 +152,34 @@ def _not_a_directory(path: str) -> bool:
 def _write_journal(store: StateStore, journal: dict[str, Any]) -> None:
     store.dir.mkdir(parents=True, exist_ok=True)
     tmp = journal_path(store).with_suffix(".tmp")
-    with open(tmp, "w") as handle:
-        handle.write(json.dumps(journal, sort_keys=True))  # compact: the C encoder writes it
-        handle.flush()
-        os.fsync(handle.fileno())
+    try:
+        with open(tmp, "w") as handle:
+            handle.write(json.dumps(journal, sort_keys=True))  # compact: the C encoder writes it
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:  # a full disk (ENOSPC, EFBIG): no half-written journal is left
+        tmp.unlink(missing_ok=True)
+        raise
     tmp.replace(journal_path(store))  # a journal is whole or absent
+
+
+def _save_journal(
+    tree: Tree,
+    store: StateStore,
+    writes: list[Write],
+    before: dict[str, tuple[bytes | None, int | None]],
+    command: str,
+) -> None:
+    """Save the originals and the journal before any file is touched; when the disk refuses
+    (full, a file size limit), a TreeError and the tree exactly as it was."""
+    try:
+        _write_journal(store, _journal(store, writes, before, command))
+    except OSError as exc:
+        raise TreeError(
+            f"{tree.root}: saving the journal in {store.dir} failed "
+            f"({exc.strerror or exc}); nothing was written",
+            hint="free disk space (or raise the file size limit), then run the command again",
+        ) from None
 
 
 def commit(
@@ -176,7 +199,7 @@ def commit(
     _check_places(tree, writes)
     before = {w.path: (tree.read(w.path), tree.mode(w.path)) for w in writes}
     _check_unchanged(tree, before, expected or {}, command)
-    _write_journal(store, _journal(store, writes, before, command))
+    _save_journal(tree, store, writes, before, command)
     done: list[str] = []
     try:
         _replace_all(tree, store, writes, state, done)
