@@ -33,9 +33,10 @@ from patchkit.engine.fileresult import (
     stopped,
 )
 from patchkit.engine.fileview import FileView
+from patchkit.engine.follow import follow, follow_file
 from patchkit.engine.onesided import place_one_sided
 from patchkit.engine.placement import Placer, Plan, place, replacement
-from patchkit.engine.relocate import Finder, elsewhere, moved_file, scopes_gone
+from patchkit.engine.relocate import GOOD, Finder, elsewhere, moved_file, scopes_gone
 from patchkit.engine.resultcheck import checked
 from patchkit.engine.scopemerge import Edit, ScopeMerge, Stop, apply_at_base, misplaced
 from patchkit.gitrepo import blob_id
@@ -83,6 +84,8 @@ def _apply_file(
     job = Job(fp, blob, merge, label, explain, finder, read)
     if current is None:
         moved = moved_file(job, apply_content)
+        if moved is None or moved.outcome not in GOOD:  # the definitions, not the file
+            moved = follow_file(job) or moved
         why = f"{fp.old_path} does not exist in the tree"
         return moved or stopped(Outcome.GONE, path, "file", why)
     if fp.new_path is None:
@@ -190,13 +193,14 @@ def _placed(job: Job, lines: list[bytes]) -> FileResult:
     if base is None:
         return _no_base(fp, missing)
     if len(missing) == len(plans) and scopes_gone(placer):
-        moved = elsewhere(job, apply_content)
+        moved = elsewhere(job, apply_content) or follow(job, base, placer.target, plans)
         if moved is not None:
             return moved
     saved = [dataclasses.replace(p) for p in plans]  # as placed, before a merge changes them
     merged = _merged(job, placer, missing)
     if merged.outcome is Outcome.CONFLICT:
-        return _one_sided(job, placer, saved) or merged
+        again = [dataclasses.replace(p) for p in saved]
+        return _one_sided(job, placer, saved) or follow(job, base, placer.target, again) or merged
     return merged
 
 

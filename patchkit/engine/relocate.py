@@ -96,7 +96,10 @@ def moved_file(job: Job, apply: Apply) -> FileResult | None:
     content = read(new) if new else None
     if new and content is not None:
         moved = dataclasses.replace(job, fp=retarget(fp, new), finder=None)
-        return _as_moved(apply(moved, content), fp.old_path)
+        there = _as_moved(apply(moved, content), fp.old_path)
+        if there.outcome in GOOD:  # the rename partner, only when the code is there
+            return there
+        return elsewhere(job, apply) or there
     return elsewhere(job, apply)
 
 

@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from patchkit.engine.diffparse import Hunk, split_lines
-from patchkit.engine.fileview import FileView, common_prefix
-from patchkit.engine.placement import Placer, Plan, by_surroundings
+from patchkit.engine.fileview import FileView, common_prefix, squash
+from patchkit.engine.placement import Placer, Plan, by_surroundings, weight
 from patchkit.engine.structure import Scope, ScopePath
 from patchkit.gitrepo import MergeResult
 from patchkit.model import Candidate, Rule
@@ -87,6 +87,8 @@ class ScopeMerge:
     labels: tuple[str, str, str]
     edits: list[Edit] = field(default_factory=list)
     leftover: list[Plan] = field(default_factory=list)  # to merge with the whole file
+    # a conflict in a scope that moved may still be merged by the hunks' own lines
+    own_lines: bool = False
 
     def run(self, missing: Sequence[Plan]) -> Stop | None:
         done: set[int] = set()
@@ -124,6 +126,11 @@ class ScopeMerge:
         done.update(id(p) for p in group)
         return self._region(scope, twins[0], group)
 
+    def merge_into(self, scope: Scope, mine: Scope, group: list[Plan]) -> Stop | None:
+        """Merge the base ``scope`` with these hunks into the target's scope ``mine`` (found
+        by name, wherever it went); its edit is added to :attr:`edits`."""
+        return self._region(scope, mine, group)
+
     def _region(self, scope: Scope, mine: Scope, group: list[Plan]) -> Stop | None:
         base, target = self.placer.base, self.placer.target
         assert base is not None
@@ -131,7 +138,11 @@ class ScopeMerge:
         theirs = apply_at_base(base_part, group, scope.start)
         ours = target.lines[mine.start : mine.end + 1]
         merged = self.merge(b"".join(ours), b"".join(base_part), b"".join(theirs), self.labels)
-        lines = _by_lines(target.lines, mine, group) if merged.conflicts else None
+        lines = None
+        if merged.conflicts:
+            lines = _by_lines(target.lines, mine, group)
+            if lines is None and self.own_lines:
+                lines = _by_own_lines(target.lines, mine, group)
         if lines is not None:
             for plan in group:
                 plan.rule, plan.state, plan.spots = Rule.SCOPE_LINES, "merged", []
@@ -194,6 +205,51 @@ def _by_lines(whole: list[bytes], mine: Scope, group: Sequence[Plan]) -> list[by
         if not (_in_order(whole, before, first, -1) and _in_order(whole, hunk.old[cut:], after, 1)):
             return None
         spans.append((at, end, list(hunk.new[hunk.lead : len(hunk.new) - hunk.trail])))
+    spans.sort(key=lambda span: span[0])
+    if any(a[1] > b[0] for a, b in itertools.pairwise(spans)):
+        return None
+    out = list(ours)
+    for start, stop, added in reversed(spans):
+        out[start:stop] = added
+    return out
+
+
+_TELLING = 12  # characters (whitespace left out) a hunk's own lines need to be evidence
+
+
+def _own_span(ours: Sequence[bytes], hunk: Hunk) -> tuple[int, int] | None:
+    """Where the hunk's own lines are in ``ours`` (a scope's lines), untouched: the lines it
+    removes, found exactly once, saying something (``_TELLING`` characters); for a hunk that only
+    inserts, its nearest context line above and below, found once and still side by side."""
+    cut = len(hunk.old) - hunk.trail
+    removed = list(hunk.old[hunk.lead : cut])
+    view = FileView("", ours)
+    if removed:
+        spots = view.find(removed)
+        telling = sum(len(squash(line)) for line in removed) >= _TELLING
+        return (spots[0], spots[0] + len(removed)) if len(spots) == 1 and telling else None
+    if not hunk.lead or not hunk.trail:
+        return None
+    pair = [hunk.old[hunk.lead - 1], hunk.old[hunk.lead]]
+    spots = view.find(pair)
+    if len(spots) != 1 or sum(weight(line) for line in pair) < 2:
+        return None
+    return spots[0] + 1, spots[0] + 1
+
+
+def _by_own_lines(whole: list[bytes], mine: Scope, group: Sequence[Plan]) -> list[bytes] | None:
+    """The scope with each hunk's own lines (those it removes, or the two it inserts between)
+    replaced where they stand untouched, once, in it: upstream changed context lines next to
+    them (a renamed callee, a new condition above), not the lines the patch changes. None
+    when a hunk's own lines are not so (the conflict stands)."""
+    ours = whole[mine.start : mine.end + 1]
+    spans = []
+    for plan in group:
+        hunk = plan.hunk
+        span = _own_span(ours, hunk)
+        if span is None:
+            return None
+        spans.append((*span, list(hunk.new[hunk.lead : len(hunk.new) - hunk.trail])))
     spans.sort(key=lambda span: span[0])
     if any(a[1] > b[0] for a, b in itertools.pairwise(spans)):
         return None
