@@ -10,7 +10,7 @@ directory diffs). Callers import these names from ``patchkit.gitrepo`` itself.
 
 from __future__ import annotations
 
-from patchkit.gitrepo.checkout import is_repo, locate_checkout
+from patchkit.gitrepo.checkout import git_dirs, is_repo, locate_checkout
 from patchkit.gitrepo.command import FIXED_IDENTITY, clean_env, run
 from patchkit.gitrepo.files import MergeResult, blob_id, diff_dirs, merge_file
 from patchkit.gitrepo.repo import GitRepo, open_repo
@@ -22,6 +22,7 @@ __all__ = [
     "blob_id",
     "clean_env",
     "diff_dirs",
+    "git_dirs",
     "is_repo",
     "locate_checkout",
     "merge_file",

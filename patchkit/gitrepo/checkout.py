@@ -113,6 +113,16 @@ def _configured_elsewhere(config: bytes) -> bool:
     return False
 
 
+def git_dirs(git_dir: Path) -> tuple[Path, ...]:
+    """Every git directory a checkout writes through: its own and, for a linked worktree, the
+    common one (which holds the config, the hooks and every submodule's under ``modules/``)."""
+    found = [git_dir.resolve()]
+    with contextlib.suppress(OSError):
+        common = (git_dir / "commondir").read_text().strip()
+        found.append((git_dir / common).resolve())
+    return tuple(dict.fromkeys(found))
+
+
 def is_repo(path: Path) -> bool:
     """``path`` is in a git repository (a missing directory, or no git, is in none)."""
     try:

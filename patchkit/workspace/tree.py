@@ -14,7 +14,8 @@ from pathlib import Path
 
 from patchkit.errors import TreeError, UnsafePathError, shown
 from patchkit.fileio import read_fd
-from patchkit.gitrepo import locate_checkout
+from patchkit.gitrepo import git_dirs, locate_checkout
+from patchkit.trust.paths import at_or_inside, inside, names_git_dir
 from patchkit.workspace.mounts import stat_is_fresh
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # an open that refuses a symlink as its last part
@@ -35,6 +36,9 @@ class Tree:
     kind: str = "checkout"  # "checkout" or "installed"
     # repository path -> path under root; None: the tree does not hold that path
     mapper: Callable[[str], str | None] = field(default=lambda p: p)
+    # git directories this tree's files may never resolve into (a checkout's own and common
+    # one: a link in the tree to them would otherwise let a diff plant hooks or config)
+    fenced: tuple[str, ...] = ()
     # directory -> its real path: resolved once per tree, not once per file (a series of a
     # thousand diffs asks thousands of times; each resolve is a system call per path part)
     _real: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -90,18 +94,25 @@ class Tree:
         mapped = self.mapper(repo_path)
         if mapped is None:
             raise UnsafePathError(f"{repo_path} is not part of the {self.kind} tree at {self.root}")
-        if any(part.lower() == ".git" for part in mapped.split("/")):
+        if names_git_dir(mapped):
             raise UnsafePathError(f"{repo_path}: is inside .git; patches never touch it")
         root = self._real_text(str(self.root))
         candidate = Path(root, mapped)
         parent, name = os.path.split(str(candidate))
         resolved = os.path.join(self._real_text(parent), name)
-        if not _inside(resolved, root):
+        if not inside(resolved, root):
             raise UnsafePathError(
                 f"{repo_path}: resolves to {resolved}, outside the tree {root} (through a symlink)"
             )
+        if names_git_dir(resolved[len(root) :]) or any(
+            at_or_inside(resolved, fenced) for fenced in self.fenced
+        ):
+            raise UnsafePathError(
+                f"{repo_path}: resolves to {resolved}, inside a git directory (through a "
+                "symlink); patches never touch it"
+            )
         state = self._real_text(str(self.state_dir))
-        if resolved == state or _inside(resolved, state):
+        if at_or_inside(resolved, state):
             raise UnsafePathError(f"{repo_path}: is patchkit's own state ({state})")
         return candidate
 
@@ -179,12 +190,6 @@ class Tree:
         return 0o100755 if st.st_mode & stat.S_IXUSR else 0o100644
 
 
-def _inside(path: str, directory: str) -> bool:
-    """``path`` lies strictly under ``directory`` (both absolute and resolved): compared as
-    strings, which ``directory in path.parents`` costs a hundred times more than."""
-    return path.startswith(directory if directory.endswith(os.sep) else directory + os.sep)
-
-
 def checkout_tree(path: Path, target: str) -> Tree:
     """A git checkout; state lives in its git directory, so it never dirties the tree."""
     if not path.is_dir():
@@ -198,7 +203,8 @@ def checkout_tree(path: Path, target: str) -> Tree:
             hint="use `patchkit fetch` for a checkout, or --installed for an installed package",
         )
     top, git_dir = found
-    return Tree(root=top, state_dir=git_dir / "patchkit", target=target)
+    fenced = tuple(str(d) for d in git_dirs(git_dir))
+    return Tree(root=top, state_dir=git_dir / "patchkit", target=target, fenced=fenced)
 
 
 def write_file(path: Path, content: bytes, mode: int | None) -> None:

@@ -3,13 +3,16 @@ diff writing into the checkout's git directory through a symlink the tree alread
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from patchkit.errors import UnsafePathError
+from patchkit.gitrepo import blob_id
+from patchkit.ops.port import port
 from patchkit.patchset import load_patchset
-from testing.builders import Scenario
+from testing.builders import Scenario, run_git, snapshot
 
 FILES = {"a": "a one\na two\n"}
 
@@ -25,3 +28,46 @@ def test_patch_file_outside_its_set_is_refused_at_load(tmp_path: Path, named: st
     with pytest.raises(UnsafePathError, match=r"p1\.toml: key `file`") as info:
         load_patchset(s.set_root)
     assert info.value.exit_code == 5
+
+
+HOOK = b"#!/bin/sh\ntouch pwned\n"
+
+
+def _through_link(s: Scenario, link: str, inner: str) -> bytes:
+    """A tree whose last commit has ``link -> .git``, and a diff creating ``link/inner``."""
+    os.symlink(".git", s.root / link)
+    run_git(s.root, "add", link)
+    run_git(s.root, "commit", "-qm", "a link to the git directory")
+    s.lock_to_head()
+    blob = blob_id(HOOK)
+    lines = [f"+{line}" for line in HOOK.decode().splitlines()]
+    return (
+        f"diff --git a/{link}/{inner} b/{link}/{inner}\nnew file mode 100755\n"
+        f"index {'0' * 40}..{blob}\n--- /dev/null\n+++ b/{link}/{inner}\n"
+        f"@@ -0,0 +1,{len(lines)} @@\n" + "\n".join(lines) + "\n"
+    ).encode()
+
+
+@pytest.mark.parametrize("inner", ["hooks/post-checkout", "config", "info/attributes"])
+def test_apply_never_writes_the_git_dir_through_a_symlink(tmp_path: Path, inner: str) -> None:
+    s = Scenario(tmp_path, FILES)
+    s.project.add_diff("evil", _through_link(s, "gitlink", inner))
+    before, config = snapshot(s.root), (s.root / ".git" / "config").read_bytes()
+    with pytest.raises(UnsafePathError, match="inside a git directory") as info:
+        s.apply()
+    assert info.value.exit_code == 5
+    assert not (s.root / ".git" / "hooks" / "post-checkout").exists()
+    assert (s.root / ".git" / "config").read_bytes() == config
+    assert not (s.root / ".git" / "info" / "attributes").exists()
+    assert snapshot(s.root) == before
+
+
+def test_port_never_writes_the_git_dir_through_a_symlink(tmp_path: Path) -> None:
+    s = Scenario(tmp_path, FILES)
+    patch = tmp_path / "evil.patch"
+    patch.write_bytes(_through_link(s, "gitlink", "hooks/post-checkout"))
+    before = snapshot(s.root)
+    with pytest.raises(UnsafePathError, match="inside a git directory"):
+        port(patch_file=patch, base_commit=s.upstream.head(), checkout=s.root)
+    assert not (s.root / ".git" / "hooks" / "post-checkout").exists()
+    assert snapshot(s.root) == before
