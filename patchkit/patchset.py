@@ -28,6 +28,7 @@ from patchkit.model import (
 )
 from patchkit.tomlread import read_toml
 from patchkit.tomlschema import Table
+from patchkit.trust.names import check_name
 from patchkit.trust.paths import under
 
 MANIFEST = "patchset.toml"
@@ -295,11 +296,11 @@ def load_patchset(root: Path) -> PatchSet:
     if not isinstance(raw, dict):
         raise ConfigError(f"{manifest}: needs a [patchset] table")
     table = Table(raw, manifest, "patchset")
-    name = table.text("name")
+    name = check_name(table.text("name"), what="set name", where=f"{manifest}: key `name`")
     targets = table.texts("targets")
     series = table.texts("series")
     for patch_id in series:
-        if not ID_PATTERN.match(patch_id):
+        if not ID_PATTERN.fullmatch(patch_id):
             raise ConfigError(f"{manifest}: series entry {shown(patch_id)} is not a valid patch id")
     if len(set(series)) != len(series):
         raise ConfigError(f"{manifest}: series lists a patch twice")

@@ -24,6 +24,24 @@ FIXED_IDENTITY = {
 }
 
 
+# Every value that comes from a file, an argument or upstream goes after this (git >= 2.24):
+# git then never reads it as an option, whatever it starts with.
+EOO = "--end-of-options"
+
+
+def not_option(value: str) -> str:
+    """``value`` for a git command that takes no ``--end-of-options`` in its place (``checkout
+    --detach``, ``grep``'s revision, ``commit-tree``'s tree and parents): refused when git would
+    read it as an option."""
+    if value.startswith("-"):
+        raise GitError(
+            f"refuses to give git {value!r}: it starts with `-`, and git would read it as an "
+            "option",
+            hint="name a commit, tag or branch; nothing was run",
+        )
+    return value
+
+
 def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     # GIT_OPTIONAL_LOCKS=0: a read (``git status``) never takes the index lock, so a reader

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from patchkit.gitrepo.catfile import CatFile
-from patchkit.gitrepo.command import FIXED_IDENTITY, run
+from patchkit.gitrepo.command import EOO, FIXED_IDENTITY, not_option, run
 
 _MAX_PATHSPECS = 1000  # paths given on one git command line
 _FULL_ID = re.compile(r"[0-9a-f]{40}")
@@ -72,7 +72,9 @@ class GitRepo:
             found = self._objects().lookup(f"{rev}^{{commit}}")
             return found[0] if found is not None and found[1] == "commit" else None
         proc = run(
-            ["rev-parse", "--verify", "-q", f"{rev}^{{commit}}"], cwd=self.path, ok_codes=(0, 1)
+            ["rev-parse", "--verify", "-q", EOO, f"{rev}^{{commit}}"],
+            cwd=self.path,
+            ok_codes=(0, 1),
         )
         return proc.stdout.decode().strip() or None
 
@@ -105,7 +107,7 @@ class GitRepo:
         return [t for t in self.text("tag", "--list", pattern).splitlines() if t]
 
     def commit_message(self, rev: str) -> str:
-        return self.text("log", "-1", "--format=%B", rev)
+        return self.text("log", "-1", "--format=%B", EOO, rev)
 
     # -- objects -----------------------------------------------------------------------------
     def _objects(self) -> CatFile:
@@ -149,7 +151,7 @@ class GitRepo:
 
     def ls_tree(self, rev: str, paths: Sequence[str] = ()) -> dict[str, tuple[str, str]]:
         """path -> (mode, blob id) for the files of ``rev`` (under ``paths`` if given)."""
-        out = self.git("ls-tree", "-r", "-z", "--full-tree", rev, "--", *paths)
+        out = self.git("ls-tree", "-r", "-z", "--full-tree", EOO, rev, "--", *paths)
         result = {}
         for entry in out.decode(errors="surrogateescape").split("\0"):
             if entry:
@@ -178,23 +180,23 @@ class GitRepo:
             ]
             run([*common, "add", "-A", "-f", "."], cwd=directory, env=env)
             tree = run([*common, "write-tree"], cwd=directory, env=env).stdout.decode().strip()
-        parents = ["-p", parent] if parent else []
+        parents = ["-p", not_option(parent)] if parent else []
         return self.text("commit-tree", "--no-gpg-sign", tree, *parents, "-m", message, env=env)
 
     def update_ref(self, ref: str, new: str, old: str | None = None) -> None:
-        self.git("update-ref", ref, new, *([old] if old else []))
+        self.git("update-ref", EOO, ref, new, *([old] if old else []))
 
     def tag(self, name: str, commit: str) -> None:
-        self.git("tag", "-f", name, commit)
+        self.git("tag", "-f", EOO, name, commit)
 
     def add_worktree(self, path: Path, rev: str, *, only: Sequence[str] | None = None) -> None:
         """A linked worktree at ``rev``; with ``only``, a sparse one holding just those files
         (a stopped rebase keeps what a person fixes, not the whole tree)."""
         self.git("worktree", "prune")
         if only is None:
-            self.git("worktree", "add", "-f", "--detach", str(path), rev)
+            self.git("worktree", "add", "-f", "--detach", EOO, str(path), rev)
             return
-        self.git("worktree", "add", "-f", "--detach", "--no-checkout", str(path), rev)
+        self.git("worktree", "add", "-f", "--detach", "--no-checkout", EOO, str(path), rev)
         patterns = ["/" + re.sub(r"([*?\[\]!#\\])", r"\\\1", p) for p in only]
         run(
             ["sparse-checkout", "set", "--no-cone", "--stdin"],
@@ -210,7 +212,7 @@ class GitRepo:
 
     def renames(self, old: str, new: str) -> dict[str, str]:
         """Files renamed between two commits (git's rename detection): old path -> new path."""
-        out = self.git("diff", "--name-status", "-z", "-M", "--diff-filter=R", old, new)
+        out = self.git("diff", "--name-status", "-z", "-M", "--diff-filter=R", EOO, old, new)
         fields = out.decode(errors="surrogateescape").split("\0")
         return {fields[i + 1]: fields[i + 2] for i in range(0, len(fields) - 2, 3) if fields[i]}
 
@@ -219,7 +221,7 @@ class GitRepo:
     ) -> list[str]:
         """Tracked files of the work tree (of commit ``rev`` when given) holding ``text`` (a
         fixed string), under ``patterns`` (pathspecs) when given."""
-        at = [rev] if rev else []
+        at = [not_option(rev)] if rev else []  # (git grep takes no --end-of-options)
         proc = run(
             ["grep", "-l", "-z", "-F", "-e", text, *at, "--", *patterns],
             cwd=self.path,
@@ -230,11 +232,11 @@ class GitRepo:
 
     def rev_list(self, old: str, new: str) -> list[str]:
         """Commits after ``old`` up to ``new``, oldest first, along first parents (rebase)."""
-        out = self.text("rev-list", "--reverse", "--first-parent", f"{old}..{new}")
+        out = self.text("rev-list", "--reverse", "--first-parent", EOO, f"{old}..{new}")
         return out.split()
 
     def checkout_detached(self, rev: str) -> None:
-        self.git("checkout", "-q", "--detach", rev)
+        self.git("checkout", "-q", "--detach", not_option(rev))  # (no --end-of-options here)
 
     # -- export: commits built off to the side, refs, remotes ------------------------------
     def config(self, key: str) -> str | None:
@@ -250,7 +252,7 @@ class GitRepo:
         ]
         with tempfile.TemporaryDirectory(prefix="patchkit-index-") as tmp:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
-            self.git("read-tree", base, env=env)
+            self.git("read-tree", EOO, base, env=env)
             stdin = "".join(f"{line}\0" for line in lines).encode()
             self.git("update-index", "-z", "--index-info", input=stdin, env=env)
             return self.text("write-tree", env=env)
@@ -259,7 +261,8 @@ class GitRepo:
         self, tree: str, parents: Sequence[str], message: str, env: dict[str, str]
     ) -> str:
         """A commit object (unsigned, message verbatim); ``env`` sets identity and dates."""
-        args = ["commit-tree", "--no-gpg-sign", tree, *(a for p in parents for a in ("-p", p))]
+        parent_args = (a for p in parents for a in ("-p", not_option(p)))
+        args = ["commit-tree", "--no-gpg-sign", not_option(tree), *parent_args]
         return self.text(*args, "-F", "-", input=message.encode(), env=env)
 
     def last_commit_date(self, path: Path) -> str | None:
@@ -288,7 +291,7 @@ class GitRepo:
     ) -> None:
         """One atomic push; ``leases`` are ``--force-with-lease=<ref>:<expected>`` values."""
         flags = ["--force"] if force else [f"--force-with-lease={lease}" for lease in leases]
-        self.git("push", "--atomic", *flags, remote, *refspecs)
+        self.git("push", "--atomic", *flags, EOO, remote, *refspecs)
 
     def format_patch(self, commit: str) -> bytes:
         """``git format-patch -1 --stdout --full-index`` of one commit (stable: no commit id)."""
@@ -299,6 +302,7 @@ class GitRepo:
             "--full-index",
             "--zero-commit",
             "--no-signature",
+            EOO,
             commit,
         )
 

@@ -33,6 +33,7 @@ from patchkit.importers.model import Candidate, FileEdits, Form, Meta, Origin
 from patchkit.importers.paths import repo_path
 from patchkit.importers.scripts import read_script, script_comments
 from patchkit.importers.sed import parse_sed
+from patchkit.importers.series import inside_source
 from patchkit.importers.shell import Script, Step, known, read_shell
 
 QUIET = {
@@ -63,7 +64,7 @@ class _Mod:
 def read_mod(root: Path, target: str) -> list[Candidate]:
     """One candidate per change the mod's ``run.sh`` makes; the steps it does not translate
     ride on each candidate (and on a refusal, when it makes no change import can read)."""
-    mod = _Mod(root, target, read_shell(root / "run.sh"))
+    mod = _Mod(root, target, read_shell(inside_source(root, "run.sh", str(root))))
     for step in mod.script.steps:
         _step(mod, step)
     if not mod.found:

@@ -12,15 +12,25 @@ from patchkit.gitrepo import GitRepo, is_repo
 from patchkit.importers.diffs import map_diff
 from patchkit.importers.meta import parse_dep3, parse_mail
 from patchkit.importers.model import Candidate, Form, Origin
+from patchkit.trust.gitargs import check_range
+from patchkit.trust.paths import under
 
 MAIL_START = re.compile(rb"^From [0-9a-f]{40} ", re.MULTILINE)
 
 
 def series_file(root: Path) -> Path | None:
-    for candidate in (root / "series", root / "patches" / "series"):
-        if candidate.is_file():
-            return candidate
+    for name in ("series", "patches/series"):
+        if (root / name).is_file():
+            return inside_source(root, name, str(root))
     return None
+
+
+def inside_source(root: Path, name: str, where: str) -> Path:
+    """``root/name`` where it really is, refused (ImportRefused) when it is absolute, climbs
+    out with ``..`` or is a link leading out of ``root``: import copies what it reads into
+    the set, so it reads only the source it was given."""
+    hint = "keep the series' patches inside its directory, as files, not links out of it"
+    return under(root, name, what=where, error=ImportRefused, hint=hint)
 
 
 def read_quilt(root: Path, target: str) -> list[Candidate]:
@@ -32,7 +42,7 @@ def read_quilt(root: Path, target: str) -> list[Candidate]:
         if not words:
             continue
         strip = next((int(w[2:]) for w in words[1:] if w.startswith("-p")), 1)
-        path = series.parent / words[0]
+        path = inside_source(series.parent, words[0], f"{series}: entry")
         if not path.is_file():
             raise ImportRefused(f"{series}: lists {words[0]}, which is not in {series.parent}")
         mapped = map_diff(path.read_bytes(), target, strip=strip, source=str(path))
@@ -68,7 +78,11 @@ def read_messages(
 
 def read_mbox(path: Path, target: str) -> list[Candidate]:
     if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.is_file() and is_mail(p.read_bytes()))
+        files = sorted(
+            inside_source(path, p.name, str(path))
+            for p in path.iterdir()
+            if p.is_file() and is_mail(p.read_bytes()[:64])
+        )
         messages = [(m, f, f.name) for f in files for m in split_mbox(f.read_bytes())]
     else:
         parts = split_mbox(path.read_bytes())
@@ -82,11 +96,13 @@ def read_range(spec: str, target: str) -> list[Candidate]:
     root = Path(where or ".").resolve()
     if not root.is_dir() or not is_repo(root):
         raise ImportRefused(f"{spec}: {root} is not a git checkout", hint="use DIR@A..B")
+    old, new = check_range(commits, where=spec)
     with GitRepo(root) as repo:
-        for end in commits.split(".."):
+        for end in (old, new):
             if repo.resolve(end) is None:
                 raise ImportRefused(f"{spec}: {shown(end)} is not a commit of {root}")
-        data = repo.git("format-patch", "--stdout", "--full-index", "--no-signature", commits)
+        args = ("--stdout", "--full-index", "--no-signature", "--end-of-options", f"{old}..{new}")
+        data = repo.git("format-patch", *args)
     parts = split_mbox(data)
     if not parts:
         raise ImportRefused(f"{spec}: the range holds no commits")

@@ -20,6 +20,8 @@ from typing import Any
 from patchkit.errors import ConfigError, shown
 from patchkit.model import Lock, LockEntry, SourceKind, SourceSpec
 from patchkit.tomlread import read_toml
+from patchkit.trust.gitargs import check_commit, check_url
+from patchkit.trust.names import check_name
 
 log = logging.getLogger("patchkit.upstream.lock")
 
@@ -59,6 +61,7 @@ def _source(raw: Any, where: str, path: Path) -> SourceSpec:
     spec = SourceSpec(
         kind=kind, package=raw.get("package"), url=raw.get("url"), path=raw.get("path")
     )
+    _check_source(spec, f"{path}: {where}.source")
     needed = {SourceKind.INDEX: "package", SourceKind.GIT: "url", SourceKind.PATH: "path"}[kind]
     if not getattr(spec, needed):
         raise ConfigError(
@@ -67,18 +70,35 @@ def _source(raw: Any, where: str, path: Path) -> SourceSpec:
     return spec
 
 
+def _check_source(spec: SourceSpec, where: str) -> None:
+    """What reaches git or a path stays a value: a URL of an allowed scheme, never an option
+    (``--upload-pack=...``); a package a name."""
+    if spec.url is not None:
+        check_url(spec.url, where=where)
+    if spec.path is not None:
+        check_url(spec.path, where=where, what="path")
+    if spec.package is not None:
+        check_name(spec.package, what="package", where=where)
+
+
 def _entry(name: str, raw: Any, path: Path) -> LockEntry:
     where = f"targets.{name}"
+    check_name(name, what="target", where=f"{path}: [targets.{name}]")
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: {where} must be a table")
     pins = raw.get("pins", {})
     if not isinstance(pins, dict) or not all(isinstance(v, str) for v in pins.values()):
         raise ConfigError(f"{path}: {where}.pins must map target names to versions")
+    for pinned, version in pins.items():
+        check_name(pinned, what="target", where=f"{path}: {where}.pins")
+        check_name(version, what="version", where=f"{path}: {where}.pins.{pinned}")
     return LockEntry(
         name=name,
-        repository=_require(raw, "repository", where, path),
-        version=_require(raw, "version", where, path),
-        commit=_require(raw, "commit", where, path),
+        repository=check_url(_require(raw, "repository", where, path), where=f"{path}: {where}"),
+        version=check_name(
+            _require(raw, "version", where, path), what="version", where=f"{path}: {where}"
+        ),
+        commit=check_commit(_require(raw, "commit", where, path), where=f"{path}: {where}"),
         source=_source(raw.get("source"), where, path),
         pins={str(k): str(v) for k, v in pins.items()},
     )

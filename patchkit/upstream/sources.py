@@ -25,6 +25,7 @@ from patchkit.errors import ConfigError, GitError, SourceError, shown
 from patchkit.gitrepo import GitRepo, is_repo
 from patchkit.model import LockEntry, SourceKind
 from patchkit.targets import commits_match, profile, release_commit
+from patchkit.trust.gitargs import check_url
 from patchkit.upstream.index import PackageIndex, Release, parse_version
 from patchkit.upstream.refs import TRAILER
 from patchkit.upstream.repo import FetchedTree, UpstreamRepo, exclusive
@@ -168,7 +169,7 @@ class GitMirror(UpstreamRepo):
 
     def __init__(self, target: str, url: str, *, path: Path | None = None) -> None:
         super().__init__(target, path=path)
-        self.url = url
+        self.url = check_url(url, where=f"the git source of {target}")
 
     def ensure_commit(self, rev: str) -> str:
         """``rev`` (commit id, or ``refs/upstream/tags/...``) resolved; fetched only if missing."""
@@ -194,7 +195,8 @@ class GitMirror(UpstreamRepo):
         refspecs = ["+refs/heads/*:refs/upstream/heads/*", "+refs/tags/*:refs/upstream/tags/*"]
         try:
             with progress.step(f"fetching {self.url}"):
-                self.repo.git("fetch", "--quiet", "--prune", "--no-tags", self.url, *refspecs)
+                args = ("--quiet", "--prune", "--no-tags", "--end-of-options", self.url)
+                self.repo.git("fetch", *args, *refspecs)
         except GitError as exc:
             raise SourceError(
                 f"cannot fetch {self.target} from {self.url}: {exc.message}",

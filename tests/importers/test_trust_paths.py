@@ -3,8 +3,12 @@ it never follows names or links out of the source or the project."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import pytest
+
+from patchkit.errors import ConfigError
 from patchkit.patchset import read_toml
 from testing.builders import run_git
 from tests.importers.conftest import MODEL_V12, Releases3
@@ -37,3 +41,108 @@ def test_imported_author_is_one_line_and_no_local_path_is_written(
     assert "Signed-off-by" not in meta["author"]
     assert str(tmp_path) not in toml.read_text()  # why and source name no local path
     assert meta["imported"]["source"] == "fix.patch"
+
+
+def _secret(releases3: Releases3, tmp_path: Path) -> Path:
+    """A valid patch outside every source: what a hostile source points import at."""
+    secret = tmp_path / "elsewhere" / "secret.patch"
+    secret.parent.mkdir()
+    secret.write_bytes(_diff_at_lock(releases3))
+    return secret
+
+
+def _nothing_of(secret: Path, releases3: Releases3) -> None:
+    content = secret.read_bytes()
+    root = releases3.project.path / "patchsets"
+    copied = [p for p in root.rglob("*") if p.is_file() and content in p.read_bytes()]
+    assert copied == []
+
+
+@pytest.mark.parametrize("entry", ["../elsewhere/secret.patch", "{abs}"])
+def test_quilt_series_entry_outside_its_directory_is_refused(
+    releases3: Releases3, tmp_path: Path, entry: str
+) -> None:
+    secret = _secret(releases3, tmp_path)
+    quilt = tmp_path / "debian" / "patches"
+    quilt.mkdir(parents=True)
+    (quilt / "series").write_text(entry.format(abs=secret) + " -p1\n")
+    [patch] = releases3.import_(tmp_path / "debian").patches
+    assert not patch.written
+    assert "series: entry" in patch.message and "is refused" in patch.message
+    _nothing_of(secret, releases3)
+
+
+def test_quilt_series_entry_linking_out_is_refused(releases3: Releases3, tmp_path: Path) -> None:
+    secret = _secret(releases3, tmp_path)
+    quilt = tmp_path / "debian" / "patches"
+    quilt.mkdir(parents=True)
+    os.symlink(secret, quilt / "fix.patch")
+    (quilt / "series").write_text("fix.patch -p1\n")
+    [patch] = releases3.import_(tmp_path / "debian").patches
+    assert not patch.written and "outside" in patch.message
+    _nothing_of(secret, releases3)
+
+
+def test_mod_file_linking_out_of_the_mod_is_refused(releases3: Releases3, tmp_path: Path) -> None:
+    secret = _secret(releases3, tmp_path)
+    mod = tmp_path / "gb10"
+    mod.mkdir()
+    os.symlink(secret, mod / "fix.patch")
+    (mod / "run.sh").write_text(
+        "#!/bin/sh\ncd /usr/lib/python3/site-packages\npatch -p1 < fix.patch\n"
+    )
+    [patch] = releases3.import_(mod).patches
+    assert not patch.written and "fix.patch, which is not a file of" in patch.message
+    _nothing_of(secret, releases3)
+
+
+def test_mod_run_sh_linking_out_is_refused(releases3: Releases3, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere.sh"
+    elsewhere.write_text("#!/bin/sh\npatch -p1 < fix.patch\n")
+    mod = tmp_path / "gb10"
+    mod.mkdir()
+    os.symlink(elsewhere, mod / "run.sh")
+    [patch] = releases3.import_(mod).patches
+    assert not patch.written and "outside" in patch.message
+
+
+def test_mail_directory_link_out_is_refused(releases3: Releases3, tmp_path: Path) -> None:
+    up = releases3.upstream.path
+    run_git(up, "checkout", "-q", "-b", "feature", "v1.2")
+    (up / "vllm" / "util.py").write_text("X = 1\n")
+    run_git(up, "commit", "-qam", "util: X")
+    mail = run_git(up, "format-patch", "-1", "--stdout", "--full-index")
+    run_git(up, "checkout", "-q", "main")
+    secret = tmp_path / "elsewhere.patch"
+    secret.write_bytes(mail)
+    mails = tmp_path / "mails"
+    mails.mkdir()
+    os.symlink(secret, mails / "0001-x.patch")
+    [patch] = releases3.import_(mails).patches
+    assert not patch.written and "outside" in patch.message
+    _nothing_of(secret, releases3)
+
+
+def test_import_into_a_set_outside_the_project_is_refused(
+    releases3: Releases3, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside-set"
+    (outside / "patches").mkdir(parents=True)
+    manifest = '[patchset]\nname = "o"\nversion = "1"\ntargets = ["vllm"]\nseries = []\n'
+    (outside / "patchset.toml").write_text(manifest)
+    source = tmp_path / "fix.patch"
+    source.write_bytes(_diff_at_lock(releases3))
+    with pytest.raises(ConfigError, match=r"--into: set '\.\./\.\./outside-set' is refused"):
+        releases3.import_(source, into="../../outside-set")
+    assert list((outside / "patches").iterdir()) == []
+    assert (outside / "patchset.toml").read_text() == manifest
+
+
+@pytest.mark.parametrize("spec", ["{up}@--output={marker}..HEAD", "{up}@HEAD..--output={marker}"])
+def test_range_ends_never_reach_git_as_options(
+    releases3: Releases3, tmp_path: Path, spec: str
+) -> None:
+    marker = tmp_path / "written"
+    [patch] = releases3.import_(spec.format(up=releases3.upstream.path, marker=marker)).patches
+    assert not patch.written and "refused" in patch.message
+    assert not marker.exists()

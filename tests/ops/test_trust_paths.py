@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from patchkit.errors import UnsafePathError
+from patchkit.errors import ConfigError, UnsafePathError
 from patchkit.gitrepo import blob_id
 from patchkit.ops.port import port
 from patchkit.patchset import load_patchset
@@ -71,3 +71,13 @@ def test_port_never_writes_the_git_dir_through_a_symlink(tmp_path: Path) -> None
         port(patch_file=patch, base_commit=s.upstream.head(), checkout=s.root)
     assert not (s.root / ".git" / "hooks" / "post-checkout").exists()
     assert snapshot(s.root) == before
+
+
+@pytest.mark.parametrize("name", ["../../x", "a/b", "..", "-x", "x\\ny"])
+def test_set_name_that_is_no_name_is_refused_at_load(tmp_path: Path, name: str) -> None:
+    s = Scenario(tmp_path, FILES)
+    s.add("p1", {"a": "a one\na TWO\n"})
+    manifest = s.set_root / "patchset.toml"
+    manifest.write_text(manifest.read_text().replace('name = "demo"', f'name = "{name}"'))
+    with pytest.raises(ConfigError, match=r"patchset\.toml: key `name`: set name .* is refused"):
+        load_patchset(s.set_root)
