@@ -151,7 +151,8 @@ class GitRepo:
 
     def ls_tree(self, rev: str, paths: Sequence[str] = ()) -> dict[str, tuple[str, str]]:
         """path -> (mode, blob id) for the files of ``rev`` (under ``paths`` if given)."""
-        out = self.git("ls-tree", "-r", "-z", "--full-tree", EOO, rev, "--", *paths)
+        # (after --end-of-options a "--" would be a path: the paths follow the tree directly)
+        out = self.git("ls-tree", "-r", "-z", "--full-tree", EOO, rev, *paths)
         result = {}
         for entry in out.decode(errors="surrogateescape").split("\0"):
             if entry:
