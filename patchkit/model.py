@@ -224,6 +224,7 @@ class PatchMeta:
     # ``[pr] hardware``: compute capabilities the change is for ((12, 1)); the PR text says
     # which of them no verification record comes from
     pr_hardware: tuple[tuple[int, int], ...] = ()
+    pr_caveats: str | None = None  # ``[pr] caveats``: the PR's caveats (None: ``notes``)
     pr_since: str = ""  # ``[pr] since``: the upstream release or commit where the problem began
     notes: str = ""  # what remains unproven, caveats
     history: PatchHistory = PatchHistory()

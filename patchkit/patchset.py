@@ -257,6 +257,7 @@ def load_patch(
         pr_scope=pr.optional_text("scope"),
         pr_hardware=_hardware(pr.raw, meta_path),
         pr_since=pr.text("since", ""),
+        pr_caveats=pr.optional_text("caveats"),
         notes=meta.text("notes", ""),
         history=_history(meta.table("history")),
     )

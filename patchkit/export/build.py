@@ -233,7 +233,7 @@ def _build(ctx: Build, meta: PatchMeta, parent: str, earlier: Sequence[PatchMeta
         not_added(meta, f"{ctx.base_label} has no {', '.join(absent)}") if absent
         else _upstream_test(ctx, meta, tree, parent, env)
     )  # fmt: skip
-    text = render(_text_input(ctx, meta, files, bool(earlier), section(meta, test_run)))
+    text = render(_text_input(ctx, meta, files, bool(earlier), test_run))
     commit = ctx.repo.commit_tree(tree, [parent], text.commit_message, env)
     return _Built(commit, text, files, formatting, test_run)
 
@@ -302,7 +302,7 @@ def _entries(
 
 
 def _text_input(
-    ctx: Build, meta: PatchMeta, files: tuple[str, ...], stacked: bool, test_result: str
+    ctx: Build, meta: PatchMeta, files: tuple[str, ...], stacked: bool, run: UpstreamRun | None
 ) -> TextInput:
     by_id = {p.id: p for p in ctx.series}
     below = [ctx.below[meta.id].id] if meta.id in ctx.below else []  # --stack
@@ -318,5 +318,6 @@ def _text_input(
         identity=commit_identity(ctx.repo, ctx.identity, meta),
         dependencies=deps,
         stacked=stacked,
-        upstream_test=test_result,
+        upstream_test=section(meta, run),
+        test_outcome=run.result if run else "",
     )

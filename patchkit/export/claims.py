@@ -100,7 +100,9 @@ def read_verification(meta: PatchMeta, entry: LockEntry) -> Verification:
 
 # -- the text ------------------------------------------------------------------------------------
 def _test_line(test: TestOutcome) -> str:
-    name = f"`{test.node}`" if test.where == "upstream" else f"standalone `{_short(test.node)}`"
+    name = (
+        f"`{test.node}`" if test.where == "upstream" else f"`{_short(test.node)}` (not in this PR)"
+    )
     detail = "; ".join(x for x in (test.counts, test.reason) if x)
     return f"  - {name}: {test.result}" + (f" ({detail})" if detail else "")
 

@@ -85,6 +85,7 @@ def text_input(
     dependencies: tuple[Dependency, ...] = (),
     stacked: bool = False,
     upstream_test: str = "",
+    test_outcome: str = "",
     today: str | None = None,
 ) -> TextInput:
     """The text's input for ``meta`` pinned by ``entry``: its set's ``[export]`` settings and
@@ -101,6 +102,7 @@ def text_input(
         dependencies=dependencies,
         stacked=stacked,
         upstream_test=upstream_test,
+        test_outcome=test_outcome,
         today=today or datetime.now(timezone.utc).date().isoformat(),
     )
     return TextInput(facts, style, template, identity)
@@ -109,9 +111,10 @@ def text_input(
 def render(inp: TextInput) -> PrText:
     title = title_for(inp.facts.meta, inp.style)
     if inp.style == "vllm":
-        body = fill_template(inp.template, _vllm_sections(inp.facts))
+        body = fill_template(inp.template, _vllm_sections(inp.facts), _vllm_ticks(inp.facts))
     else:
-        body = fill_template(inp.template, _conventional_sections(inp.facts, inp.template))
+        sections = _conventional_sections(inp.facts, inp.template)
+        body = fill_template(inp.template, sections, _conventional_ticks(inp.facts))
     return PrText(title, body, _message(inp, title), _comment(inp.facts))
 
 
@@ -141,6 +144,22 @@ def _message(inp: TextInput, title: str) -> str:
     if inp.style == "vllm":
         trailers.append(f"Signed-off-by: {inp.identity}")  # DCO: the author, exactly
     return f"{title}\n\n{s.join(s.wrap(f.meta.why), refs, deps, chr(10).join(trailers))}\n"
+
+
+def _vllm_ticks(f: Facts) -> list[str]:
+    """vLLM's checklist: purpose and test plan are always written; results only when the
+    test this PR adds passed on the branch (docs and release notes are never claimed)."""
+    ticks = ["The purpose of the PR", "The test plan"]
+    return [*ticks, "The test results"] if f.test_outcome == "passed" else ticks
+
+
+def _conventional_ticks(f: Facts) -> list[str]:
+    """FlashInfer's checklist: tests added when the branch adds one, passing when it passed
+    there; the pre-commit items are the submitter's to tick (pre-commit itself did not run)."""
+    if f.meta.export.test is None or f.test_outcome in ("", "not added"):
+        return []
+    added = ["Tests have been added or updated"]
+    return [*added, "All tests are passing"] if f.test_outcome == "passed" else added
 
 
 def _vllm_sections(f: Facts) -> list[tuple[str, str]]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
@@ -37,11 +36,21 @@ class Facts:
     dependencies: tuple[Dependency, ...] = ()
     stacked: bool = False
     upstream_test: str = ""  # the added test's result on the branch (export.upstream_test)
+    test_outcome: str = ""  # that test's result: "passed", "failed", "not run", "not added"
     today: str = ""  # "YYYY-MM-DD": how recent the upstream check is ("": never recent)
 
 
 def paragraphs(text: str) -> str:
-    return textwrap.dedent(text).strip()
+    """``text`` as Markdown paragraphs with no hard line break inside one (GitHub renders a
+    line break in a PR body as one); lists, tables and code blocks are kept as written."""
+    out = []
+    for part in re.split(r"\n\s*\n", textwrap.dedent(text).strip()):
+        lines = part.splitlines()
+        if any(line.lstrip().startswith(("- ", "* ", "|", "```", "    ")) for line in lines):
+            out.append(part)
+        else:
+            out.append(" ".join(line.strip() for line in lines))
+    return "\n\n".join(out)
 
 
 def wrap(text: str, width: int = 72) -> str:
@@ -150,16 +159,6 @@ def _needs(spec: TestSpec) -> str:
     return f"needs a CUDA GPU of compute capability {cap[0]}.{cap[1]} or newer" if cap else "GPU"
 
 
-def _standalone(specs: Sequence[TestSpec]) -> str:
-    if not specs:
-        return ""
-    names = "; ".join(f"`{s.node.removeprefix('tests/')}` ({_needs(s)})" for s in specs)
-    return (
-        "Standalone tests, kept with our downstream copy of this change (not part of this PR) "
-        f"and run against the patched tree: {names}."
-    )
-
-
 def _added(f: Facts) -> list[tuple[str, str]]:
     """The test this PR adds to upstream's suite (``[export.test]``): its command and needs."""
     test = f.meta.export.test
@@ -177,18 +176,18 @@ def plan(f: Facts) -> str:
         *_added(f),
         *((f"python -m pytest {s.node}", _needs(s) if s.gpu else "") for s in upstream),
     ]
-    standalone = _standalone([s for s in f.meta.tests if s.where != "upstream"])
     if not runs:
-        return join(f"No test in {f.project}'s own suite covers this change yet.", standalone)
+        return f"No test in {f.project}'s own suite covers this change yet."
     commands = "\n".join(command for command, _ in runs)
     gpu = [
         f"`{command.removeprefix('python -m pytest ')}` {needs}."
         for command, needs in runs
         if needs
     ]
-    return join("```bash\n" + commands + "\n```", "\n".join(gpu), standalone)
+    return join("```bash\n" + commands + "\n```", "\n".join(gpu))
 
 
 def result(f: Facts) -> str:
-    notes = f"**Caveats:** {paragraphs(f.meta.notes)}" if f.meta.notes.strip() else ""
+    said = f.meta.notes if f.meta.pr_caveats is None else f.meta.pr_caveats  # [pr] caveats
+    notes = f"**Caveats:** {paragraphs(said)}" if said.strip() else ""
     return join(f.upstream_test, result_text(f.meta, f.verification, f.pinned), notes)

@@ -57,11 +57,37 @@ def _fill(lines: list[str], heading: str, content: str) -> list[str]:
     return [*lines[: start + 1], *section, "", content, "", *lines[end:]]
 
 
-def fill_template(template: str, sections: Sequence[tuple[str, str]]) -> str:
-    """The template with each ``(heading, content)`` filled in, cut after its "BEFORE
+PLACEHOLDER = re.compile(
+    r"^\s*(?:<!--(?!\s*markdownlint).*?-->|PLEASE FILL IN THE PR DESCRIPTION.*)\s*$"
+)
+_BOX = re.compile(r"^(\s*[-*] )\[ \]( .*)$")
+
+
+def _placeholders_out(lines: Sequence[str]) -> list[str]:
+    """The template's hints to the author (``<!-- ... -->`` lines, "PLEASE FILL IN ...") left
+    out: the text replaces them."""
+    return [line for line in lines if not PLACEHOLDER.match(line)]
+
+
+def _ticked(lines: Sequence[str], ticks: Sequence[str]) -> list[str]:
+    """Checklist items naming one of ``ticks`` ticked; the others left as they are."""
+    out = []
+    for line in lines:
+        box = _BOX.match(line)
+        if box and any(t in box.group(2) for t in ticks):
+            line = f"{box.group(1)}[x]{box.group(2)}"
+        out.append(line)
+    return out
+
+
+def fill_template(
+    template: str, sections: Sequence[tuple[str, str]], ticks: Sequence[str] = ()
+) -> str:
+    """The template with each ``(heading, content)`` filled in, its placeholders left out, the
+    checklist items naming one of ``ticks`` ticked (only what is true), cut after its "BEFORE
     SUBMITTING" line."""
-    lines = template.splitlines()
-    lines = lines[: _cut_index(lines) + 1]
+    lines = _placeholders_out(template.splitlines())
+    lines = _ticked(lines[: _cut_index(lines) + 1], ticks)
     for heading, content in sections:
         if content.strip():
             lines = _fill(lines, heading, content.strip("\n"))
