@@ -70,8 +70,8 @@ def _file(path: Path, target: str) -> list[Candidate]:
     data = path.read_bytes()
     if is_mail(data):
         return read_mbox(path, target)
-    if path.name == "run.sh":
-        return read_mod(path.parent, target)
+    if path.name == "run.sh" or _is_shell(path, data):
+        return read_mod(path.parent, target, script=path)
     if looks_like_diff(data):
         return [_diff(path, data, target)]
     if _is_python(path, data):
@@ -84,6 +84,12 @@ def _file(path: Path, target: str) -> list[Candidate]:
         f"{path}: neither a diff, a format-patch message, a replace script nor a run.sh",
         hint="give the file patchkit should import, or a directory holding it",
     )
+
+
+def _is_shell(path: Path, data: bytes) -> bool:
+    """A build or install script: ``*.sh``, or a ``#!`` line naming sh or bash."""
+    head = data[:200].decode("utf-8", "replace")
+    return path.suffix in (".sh", ".bash") or bool(re.match(r"#!.*\b(ba)?sh\b", head))
 
 
 def _is_python(path: Path, data: bytes) -> bool:

@@ -26,6 +26,6 @@ def redo(edits: FileEdits, content: bytes | None) -> tuple[bytes | None, list[st
     if edits.sed:
         text, unused = run_sed(edits.sed, text)
         missing += [
-            f"{edits.path}: run.sh line {c.line}: sed {c.verb} matches no line" for c in unused
+            f"{edits.path}: sed {c.verb} (script line {c.line}) matches no line" for c in unused
         ]
     return text.encode("utf-8", "surrogateescape"), missing

@@ -32,7 +32,7 @@ from patchkit.importers.meta import comment_meta, parse_dep3
 from patchkit.importers.model import Candidate, FileEdits, Form, Meta, Origin
 from patchkit.importers.paths import repo_path
 from patchkit.importers.scripts import read_script, script_comments
-from patchkit.importers.sed import parse_sed
+from patchkit.importers.sed import SedCommand, parse_sed
 from patchkit.importers.series import inside_source
 from patchkit.importers.shell import Script, Step, known, read_shell
 
@@ -40,7 +40,12 @@ QUIET = {
     "set", "echo", "exit", "true", ":", "printf", "trap", "grep", "test", "[", "[[", "ls",
     "mkdir", "which", "command", "type", "sleep", "wc", "head", "tail", "function", "return",
     "local", "shopt", "umask", "pushd", "popd", "unset", "env", "nproc", "date", "uname", "id",
-}  # fmt: skip
+    "apt-get", "apt", "yum", "dnf", "apk", "curl", "wget", "uv", "source", ".", "chmod", "chown",
+    "nvidia-smi", "sha256sum", "md5sum", "du", "df", "free", "tar", "unzip", "cmake", "make",
+    "ninja", "conda", "mamba", "ccache", "sync", "read", "wait", "kill", "tee", "xargs",
+}  # fmt: skip  # steps that change no file of the target (setup, checks, output)
+_GIT_QUIET = {"checkout", "submodule", "fetch", "pull", "config", "status", "log", "rev-parse",
+              "describe", "reset", "clean", "init", "remote"}  # fmt: skip
 _PIP = re.compile(r"^(?:uv )?pip3? install|^python[\d.]* -m pip install")
 
 
@@ -55,16 +60,19 @@ class _Mod:
     requires: list[str] = field(default_factory=list)
     checks: list[str] = field(default_factory=list)
     noted: list[str] = field(default_factory=list)  # requirements and checks, as written
+    clones: dict[str, str] = field(default_factory=dict)  # directory -> URL (git clone)
+    checkout: str | None = None  # the target's checkout the script is in (a build script)
 
     @property
     def run_sh(self) -> Path:
-        return self.root / "run.sh"
+        return self.script.path
 
 
-def read_mod(root: Path, target: str) -> list[Candidate]:
-    """One candidate per change the mod's ``run.sh`` makes; the steps it does not translate
-    ride on each candidate (and on a refusal, when it makes no change import can read)."""
-    mod = _Mod(root, target, read_shell(inside_source(root, "run.sh", str(root))))
+def read_mod(root: Path, target: str, script: Path | None = None) -> list[Candidate]:
+    """One candidate per change the mod's ``run.sh`` (or ``script``, a build script beside its
+    patches) makes; the steps it does not translate ride on each candidate (and on a refusal,
+    when it makes no change import can read)."""
+    mod = _Mod(root, target, read_shell(script or inside_source(root, "run.sh", str(root))))
     for step in mod.script.steps:
         _step(mod, step)
     if not mod.found:
@@ -75,10 +83,11 @@ def read_mod(root: Path, target: str) -> list[Candidate]:
         )
     extra = tuple(mod.untranslated)
     several = len(mod.found) > 1
+    prefix = script.stem if script is not None and script.name != "run.sh" else root.name
     return [
         replace(
             c,
-            name=f"{root.name}-{c.name}" if several else root.name,
+            name=f"{prefix}-{c.name}" if several else prefix,
             untranslated=extra,
             meta=_with_requirements(c.meta, mod),
             origin=(Origin.of(mod.run_sh), *c.origin),
@@ -101,8 +110,18 @@ def _step(mod: _Mod, step: Step) -> None:
     if _PIP.match(" ".join(words)):
         mod.requires += [w for w in words[words.index("install") + 1 :] if not w.startswith("-")]
         mod.noted.append(f"line {step.line}: a requirement, not a change: {step.text.strip()}")
+    elif step.stdout_file is not None and _writes_target(mod, step):
+        _written(mod, step)
     elif name == "cd" and len(words) == 2 and known(words[1]):
-        mod.cwd = posixpath.join(mod.cwd, words[1])
+        mod.cwd = posixpath.normpath(posixpath.join(mod.cwd, words[1]))
+        if mod.clones.get(mod.cwd, "").rstrip("/").removesuffix(".git").endswith(f"/{mod.target}"):
+            mod.checkout = mod.cwd
+    elif name == "git" and words[1:2] == ("clone",):
+        _clone(mod, step)
+    elif name == "git" and len(words) > 1 and words[1] in _GIT_QUIET:
+        return  # the checkout's state, not its files
+    elif name in ("rm", "mv") and not _touches_target(mod, words[1:]):
+        return  # build directories and the like
     elif name == "patch" or (name == "cat" and "patch" in step.text):
         _patch(mod, step)
     elif name == "git" and words[1:2] == ("apply",):
@@ -240,13 +259,16 @@ def _python(mod: _Mod, step: Step) -> None:
         return
     if args[0] == "-c" and len(args) > 1:
         code = args[1]
-        if "assert" in code and not re.search(r"\.write|write_text|replace\(", code):
-            mod.checks.append(f"line {step.line}: {code.strip()}")
-            mod.noted.append(f"line {step.line}: a self-check, not a change: {step.text.strip()}")
-            return
+        if not re.search(r"\.write|write_text|write_bytes|replace\(|shutil", code):
+            if "assert" in code:  # a self-check after patching
+                mod.checks.append(f"line {step.line}: {code.strip()}")
+                mod.noted.append(f"line {step.line}: a self-check, not a change: {step.text}")
+            return  # reads or prints: no file of the target changes
         _program(mod, step, code.encode(), f"run.sh line {step.line}", ("-c", *args[2:]))
     elif args[0] == "-" and step.stdin is not None:
         _program(mod, step, step.stdin.encode(), f"run.sh line {step.line}", tuple(args))
+    elif args[0] == "-m" and len(args) > 1 and args[1] in ("pip", "build", "venv", "ensurepip"):
+        return  # building or installing: no file of the target changes
     elif args[0] == "-m":
         _refuse(mod, step, f"python -m {args[1] if len(args) > 1 else ''} runs a module")
     else:
@@ -273,6 +295,53 @@ def _program(
     meta = _meta(mod, step, "\n".join(script_comments(source)), stem)
     origin = (Origin.of(path),) if path else (Origin(f"{label}.py".replace(" ", "-"), source),)
     mod.found.append(Candidate(stem, Form.MOD, where, meta, edits=edits, origin=origin))
+
+
+# -- a checkout the script clones ---------------------------------------------------------------
+def _clone(mod: _Mod, step: Step) -> None:
+    args = [w for w in step.words[2:] if not w.startswith("-")]
+    if args and known(args[0]):
+        url = args[0]
+        name = (
+            args[1] if len(args) > 1 else posixpath.basename(url.rstrip("/")).removesuffix(".git")
+        )
+        mod.clones[posixpath.normpath(posixpath.join(mod.cwd, name))] = url
+
+
+def _writes_target(mod: _Mod, step: Step) -> bool:
+    """A redirection into a file of the target: a here-document or a line written there, or
+    any other command's output (a report, a checksum of a tool in QUIET is not)."""
+    writer = step.name in ("cat", "echo", "printf") or step.name not in QUIET
+    return writer and _touches_target(mod, (step.stdout_file or "",))
+
+
+def _touches_target(mod: _Mod, words: tuple[str, ...]) -> bool:
+    """Whether any of ``words`` is (or may be) a file of the target."""
+    paths = [w for w in words if not w.startswith("-")]
+    return any(not known(w) or _target_path(mod, w) is not None for w in paths)
+
+
+def _target_path(mod: _Mod, name: str) -> str | None:
+    """The repository path of a file the script names: inside the target's checkout it cloned,
+    or an installed file."""
+    full = posixpath.normpath(posixpath.join(mod.cwd, name))
+    if mod.checkout and full.startswith(mod.checkout + "/"):
+        return full[len(mod.checkout) + 1 :]
+    return repo_path(full, mod.target)
+
+
+# -- writes by redirection: ``cat > f <<EOF``, ``echo line >> f`` -------------------------------
+def _written(mod: _Mod, step: Step) -> None:
+    dest = step.stdout_file or ""
+    if step.name == "cat" and step.stdin is not None and not step.append:
+        content = step.stdin.encode()
+        _file_change(mod, step, [dest], lambda path: FileEdits(path, (), content=content))
+    elif step.name in ("echo", "printf") and step.append and len(step.words) >= 2:
+        text = " ".join(w for w in step.words[1:] if w not in ("-e", "-n"))
+        line = SedCommand("a", "$", replacement=text, line=step.line)
+        _file_change(mod, step, [dest], lambda path: FileEdits(path, (), sed=(line,)))
+    else:
+        _refuse(mod, step, "writes a file by redirection in a way import does not redo")
 
 
 # -- sed -i and copies ------------------------------------------------------------------------
@@ -331,7 +400,7 @@ def _file_change(mod: _Mod, step: Step, files: list[str], make: Callable[[str], 
         if not known(name):
             _refuse(mod, step, "a file computed at run time")
             return
-        path = repo_path(posixpath.join(mod.cwd, name), mod.target)
+        path = _target_path(mod, name)
         if path is None:
             _refuse(mod, step, f"{name} is no file of {mod.target}")
             return

@@ -52,6 +52,8 @@ class Step:
     stdin_file: str | None = None  # ``< file``
     piped_from: tuple[str, ...] = ()  # the words of the command piped into this one
     tolerated: bool = False  # ``|| echo ...``: the script goes on when it fails
+    stdout_file: str | None = None  # ``> file`` (or ``>> file``: ``append``)
+    append: bool = False
 
     @property
     def name(self) -> str:
@@ -62,7 +64,7 @@ class Step:
 class Script:
     """What reading a run.sh gives: its steps, the comment lines and where they stand."""
 
-    root: Path  # the mod directory
+    path: Path  # the script
     steps: list[Step] = field(default_factory=list)
     comments: dict[int, str] = field(default_factory=dict)  # line -> comment text
     env: dict[str, str] = field(default_factory=dict)
@@ -77,7 +79,7 @@ def read_shell(path: Path) -> Script:
             hint="import the diffs or scripts the mod applies one by one",
         )
     tree = Parser(_LANGUAGE).parse(source)
-    script = Script(path.parent, env={"0": str(path), "BASH_SOURCE": str(path)})
+    script = Script(path, env={"0": str(path), "BASH_SOURCE": str(path)})
     _Reader(script).block(tree.root_node, 0)
     return script
 
@@ -88,7 +90,7 @@ class _Reader:
 
     def block(self, node: Node, depth: int) -> None:
         if depth > MAX_DEPTH:
-            raise ImportRefused(f"{self.script.root / 'run.sh'}: nested deeper than {MAX_DEPTH}")
+            raise ImportRefused(f"{self.script.path}: nested deeper than {MAX_DEPTH}")
         for child in node.named_children:
             self.statement(child, depth + 1, tolerated=False)
 
@@ -159,7 +161,7 @@ class _Reader:
         if not any(ch in word for ch in "*?["):
             return [word]
         base = posixpath.basename(word)
-        root = self.script.root
+        root = self.script.path.parent
         names = sorted(p.name for p in root.iterdir() if p.is_file() and not p.is_symlink())
         return [str(root / n) for n in names if fnmatch.fnmatch(n, base)]
 
@@ -169,16 +171,22 @@ class _Reader:
         self.script.env[name] = self.word(value) if value is not None else ""
 
     def command(self, node: Node, *, tolerated: bool, piped_from: tuple[str, ...] = ()) -> None:
-        stdin = stdin_file = None
+        stdin = stdin_file = stdout_file = None
+        append = False
         inner = node
         if node.type == "redirected_statement":
             inner = node.child_by_field_name("body") or node.named_children[0]
             for redirect in node.named_children[1:]:
                 if redirect.type == "heredoc_redirect":
                     stdin = _heredoc(redirect)
-                elif redirect.type == "file_redirect" and _text(redirect).startswith("<"):
+                elif redirect.type == "file_redirect":
                     dest = redirect.child_by_field_name("destination")
-                    stdin_file = self.word(dest) if dest is not None else None
+                    value = self.word(dest) if dest is not None else None
+                    operator = _text(redirect).lstrip("0123456789&")
+                    if operator.startswith("<"):
+                        stdin_file = value
+                    elif operator.startswith(">") and not _text(redirect).startswith("2"):
+                        stdout_file, append = value, operator.startswith(">>")
         if inner.type != "command":
             self.statement(inner, 1, tolerated=tolerated)
             return
@@ -187,6 +195,9 @@ class _Reader:
         words = [self.word(c) for c in _command_words(inner)]
         if words:
             self.step(node, tuple(words), tolerated, stdin, stdin_file, piped_from)
+            if stdout_file is not None:
+                last = self.script.steps[-1]
+                self.script.steps[-1] = replace(last, stdout_file=stdout_file, append=append)
 
     def step(
         self,
@@ -199,7 +210,7 @@ class _Reader:
     ) -> None:
         if len(self.script.steps) >= MAX_STEPS:
             raise ImportRefused(
-                f"{self.script.root / 'run.sh'}: more than {MAX_STEPS} commands (loops unrolled)"
+                f"{self.script.path}: more than {MAX_STEPS} commands (loops unrolled)"
             )
         line = node.start_point[0] + 1
         text = _text(node).splitlines()[0] if _text(node) else ""
@@ -250,7 +261,7 @@ class _Reader:
         """``$(...)``: the idioms a mod uses to find itself, site-packages or a module."""
         text = _text(node)[2:-1]
         if _MOD_DIR.match(text) and ("BASH_SOURCE" in text or "$0" in text):
-            return str(self.script.root)
+            return str(self.script.path.parent)
         located = _file_of(text)
         if located is not None:
             return located

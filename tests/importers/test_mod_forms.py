@@ -12,6 +12,7 @@ from pathlib import Path
 
 import tomlkit
 
+from tests.conftest import dedent
 from tests.importers.conftest import Releases3
 
 MOD_DIR = 'MOD_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"\n'
@@ -139,3 +140,36 @@ def test_a_dynamic_line_is_refused_by_name_beside_a_static_one(
         "line 6: a file computed at run time: sed -i 's/return 2/return 9/' \"$TARGET\"",
         "line 7: not translated: curl -sL https://example.com/x | bash",
     )
+
+
+def test_a_build_script_in_a_clone_of_the_target_and_writes_by_redirection(
+    releases3: Releases3, tmp_path: Path
+) -> None:
+    script = tmp_path / "wheels" / "build.sh"
+    script.parent.mkdir()
+    script.write_text(
+        dedent(
+            """
+            #!/bin/bash
+            BUILD_DIR=/tmp/build
+            cd "$BUILD_DIR"
+            rm -rf "$BUILD_DIR/vllm"
+            git clone https://github.com/vllm-project/vllm.git
+            cd vllm
+            git checkout v1.1
+            sed -i 's/return x + 1/return x + 4/' vllm/util.py
+            cat > vllm/template.jinja <<'EOF'
+            {{ bos }}
+            EOF
+            echo "EXTRA = 1" >> vllm/util.py
+            sha256sum dist/*.whl > checksums.txt
+            """
+        )
+    )
+    report = releases3.import_(script)
+    by_name = {p.name: p for p in report.patches}
+    assert set(by_name) == {"build-line8", "build-line9", "build-line12"}
+    assert "+    return x + 4" in by_name["build-line8"].diff.decode()
+    assert "+{{ bos }}" in by_name["build-line9"].diff.decode()
+    assert by_name["build-line12"].diff.decode().rstrip().endswith("+EXTRA = 1")
+    assert all(p.untranslated == () for p in report.patches)
