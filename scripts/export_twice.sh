@@ -18,6 +18,7 @@ work=$(mktemp -d /tmp/patchkit-export-twice.XXXXXX)
 mkdir -p "$work/proj" && cp -r "$repo/upstream.lock" "$repo/patchsets" "$work/proj/"
 sed -i 's/^state = "merged"/state = "none"/' \
   "$work/proj/patchsets/vllm-spark/patches/mamba-prefix-spec-buffers.toml"
+who="Ada Lovelace <ada@example.com>"  # the same person, exporting on two machines
 vllm_ids="mamba-prefix-spec-buffers warmup-graph-capturing mamba-ssu-blackwell-sm12x mxfp4-triton-sm12x"
 
 ids() {  # $1: label -> "<patch> <commit>" lines
@@ -26,9 +27,9 @@ ids() {  # $1: label -> "<patch> <commit>" lines
   git clone -q --no-checkout "$vllm_src" "$dir/vllm"
   cd "$dir"
   python3 -m patchkit export-pr decode-gqa-group-size-16 --project "$work/proj" \
-    --checkout "$dir/fi" --no-test-run --check-against none --json > "$dir/fi.json"
+    --checkout "$dir/fi" --identity "$who" --no-test-run --check-against none --json > "$dir/fi.json"
   python3 -m patchkit export-pr $vllm_ids --project "$work/proj" --checkout "$dir/vllm" \
-    --no-test-run --check-against none --json > "$dir/vllm.json"
+    --identity "$who" --no-test-run --check-against none --json > "$dir/vllm.json"
   python3 -c 'import json, sys
 for f in sys.argv[1:]:
     for e in json.load(open(f))["exports"]:

@@ -47,6 +47,12 @@ def _add_how(parser: argparse.ArgumentParser) -> None:
         metavar="'NAME <EMAIL>'",
         help="author (default: the patch's [export] identity, else git config user.*)",
     )
+    add(
+        "--reviewed-by",
+        metavar="'NAME <EMAIL>'",
+        help="the person who reviewed every changed line and ran the tests (said in the text; "
+        "vLLM needs it before --push or --open)",
+    )
     add("--push", metavar="REMOTE", help="push the branches to your fork (a remote or URL)")
     add("--force", action="store_true", help="push to upstream, or replace branches moved by hand")
     add(
@@ -131,6 +137,7 @@ def export_cmd(args: argparse.Namespace) -> int:
         onto=args.onto, identity=identity, push_remote=args.push, force=args.force,
         open_pr=args.open_pr, run_tests=args.run_tests, stack=args.stack,
         check_against=None if args.check_against == "none" else args.check_against,
+        reviewed_by=Identity.parse(args.reviewed_by) if args.reviewed_by else None,
     )  # fmt: skip
     if args.json:
         print_json(report.to_json())

@@ -61,7 +61,20 @@ def not_upstream_notice(entry: LockEntry, checkout: object) -> str:
 
 
 def commit_identity(repo: GitRepo, given: Identity | None, meta: PatchMeta) -> Identity:
-    """``--identity``, else the patch's ``[export] identity``, else the checkout's git config."""
+    """``--identity``, else the patch's ``[export] identity``, else the checkout's git config
+    (the user's own); an address at ``localhost`` is no person's and is refused."""
+    found = _identity(repo, given, meta)
+    if found.email.lower().endswith(("@localhost", ".localhost")):
+        raise ConfigError(
+            f"{found} cannot sign the commit of {meta.id}: an upstream sign-off is a person's "
+            "address",
+            hint="pass --identity 'Your Name <you@example.com>', or set git config user.name and "
+            "user.email",
+        )
+    return found
+
+
+def _identity(repo: GitRepo, given: Identity | None, meta: PatchMeta) -> Identity:
     if given:
         return given
     if meta.export.identity:

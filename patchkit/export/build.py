@@ -59,6 +59,7 @@ class Build:
     template: str
     tree_root: Path
     run_tests: bool = True  # run a CPU upstream test on the exported tree here
+    reviewed_by: Identity | None = None  # the person who reviewed every line (--reviewed-by)
     below: dict[str, PatchMeta] = field(default_factory=dict)  # --stack: the patch under each
     base_paths: tuple[str, ...] = ()  # every file of the base (the formatters' stand-ins)
     base_modes: dict[str, int] = field(default_factory=dict)  # regular files' modes
@@ -320,4 +321,5 @@ def _text_input(
         stacked=stacked,
         upstream_test=section(meta, run),
         test_outcome=run.result if run else "",
+        reviewed_by=ctx.reviewed_by,
     )

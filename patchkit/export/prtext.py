@@ -86,6 +86,7 @@ def text_input(
     stacked: bool = False,
     upstream_test: str = "",
     test_outcome: str = "",
+    reviewed_by: Identity | None = None,
     today: str | None = None,
 ) -> TextInput:
     """The text's input for ``meta`` pinned by ``entry``: its set's ``[export]`` settings and
@@ -103,6 +104,7 @@ def text_input(
         stacked=stacked,
         upstream_test=upstream_test,
         test_outcome=test_outcome,
+        reviewed_by=str(reviewed_by) if reviewed_by else "",
         today=today or datetime.now(timezone.utc).date().isoformat(),
     )
     return TextInput(facts, style, template, identity)

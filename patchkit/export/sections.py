@@ -37,6 +37,7 @@ class Facts:
     stacked: bool = False
     upstream_test: str = ""  # the added test's result on the branch (export.upstream_test)
     test_outcome: str = ""  # that test's result: "passed", "failed", "not run", "not added"
+    reviewed_by: str = ""  # "Name <email>" of the person who reviewed it (--reviewed-by)
     today: str = ""  # "YYYY-MM-DD": how recent the upstream check is ("": never recent)
 
 
@@ -149,7 +150,14 @@ def dependencies(f: Facts) -> str:
 
 
 def ai_statement(f: Facts) -> str:
-    return f.settings.ai_assistance
+    """The set's AI statement, and the human review only when a person said so
+    (``--reviewed-by``): never implied."""
+    review = (
+        f"{f.reviewed_by} reviewed every changed line and ran the tests above."
+        if f.reviewed_by
+        else ""
+    )
+    return " ".join(p for p in (f.settings.ai_assistance, review) if p)
 
 
 def _needs(spec: TestSpec) -> str:

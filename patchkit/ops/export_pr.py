@@ -58,11 +58,13 @@ def export_pr(
     run_tests: bool = True,
     stack: bool = False,
     check_against: str | None = None,
+    reviewed_by: Identity | None = None,
 ) -> ExportReport:
     """Export ``patch_ids`` of ``target`` (none: its whole series) as branches of the checkout at
     ``tree_root``. Each commit is signed by ``identity``, else the patch's ``[export] identity``,
     else the checkout's git config ``user.name``/``user.email``."""
     entry = project.entry(target)
+    _check_review(entry, reviewed_by, publish=bool(push_remote or open_pr))
     gh = Gh.find("--open") if open_pr else None
     metas, left_out, note = _choose(project, target, patch_ids, gh, check_against)
     if gh and not push_remote and any(_needs_new_pr(m) for m in metas):
@@ -77,6 +79,7 @@ def export_pr(
         push_url = check_remote(repo, entry, push_remote, force, real) if push_remote else None
         build = _context(project, entry, repo, base, onto, identity, tree_root)
         build.run_tests = run_tests
+        build.reviewed_by = reviewed_by
         exports = _build_and_land(build, metas, stack, force)
         if push_remote and push_url:
             exports = push(repo, exports, push_remote, push_url, force)
@@ -85,6 +88,18 @@ def export_pr(
     return ExportReport(
         target, base, tuple(exports), left_out, note, checkout=str(repo.path), upstream_base=real
     )
+
+
+def _check_review(entry: LockEntry, reviewed_by: Identity | None, *, publish: bool) -> None:
+    """vLLM's AGENTS.md: no pure agent PRs; a person reviews every changed line and runs the
+    tests. Nothing goes to vLLM until someone says they did (``--reviewed-by``)."""
+    if publish and reviewed_by is None and entry.name == "vllm":
+        raise ConfigError(
+            "vLLM takes no pull request no person has reviewed: pushing or opening needs "
+            "--reviewed-by",
+            hint="read every changed line and run the tests in the PR text, then pass "
+            "--reviewed-by 'Your Name <you@example.com>'",
+        )
 
 
 def _open_prs(

@@ -68,6 +68,7 @@ class Case:
             tree_root=self.upstream.path,
             patch_ids=ids,
             identity=kw.pop("identity", ADA),
+            reviewed_by=kw.pop("reviewed_by", ADA),
             **kw,  # type: ignore[arg-type]
         )
 
@@ -682,3 +683,23 @@ def test_a_rewrite_that_searches_exports_every_file_apply_changes(tmp_path: Path
     export = only(case.export("rw", onto=case.base))
     assert export.files == ("pkg/mod.py", "pkg/other.py")
     assert case.git("show", f"{export.commit}:pkg/other.py") == other.replace("2", "3").strip()
+
+
+def test_vllm_is_not_pushed_without_a_persons_review(tmp_path: Path) -> None:
+    """vLLM's AGENTS.md: no pure agent PRs. The review is said only when a person gives it."""
+    case = vllm_case(tmp_path)
+    fork = bare(tmp_path / "fork.git")
+    with pytest.raises(ConfigError, match="--reviewed-by"):
+        case.export("fix-f", push_remote=str(fork), reviewed_by=None)
+    unreviewed = only(case.export("fix-f", reviewed_by=None))
+    assert "reviewed every changed line" not in unreviewed.text.body
+    grace = Identity("Grace Hopper", "grace@example.com")
+    reviewed = only(case.export("fix-f", reviewed_by=grace))
+    said = "Grace Hopper <grace@example.com> reviewed every changed line and ran the tests above."
+    assert said in reviewed.text.body
+
+
+def test_a_localhost_identity_is_refused(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    with pytest.raises(ConfigError, match="a person's address"):
+        case.export("fix-f", identity=Identity("patchkit developers", "patchkit@localhost"))
