@@ -154,7 +154,7 @@ def target_args(parser: argparse.ArgumentParser, required: bool = True) -> None:
     )
 
 
-def tree_args(parser: argparse.ArgumentParser) -> None:
+def tree_args(parser: argparse.ArgumentParser, *, tests: bool = False) -> None:
     target_args(parser)
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--checkout", type=Path, help="a target checkout (default: the cache's)")
@@ -167,7 +167,8 @@ def tree_args(parser: argparse.ArgumentParser) -> None:
         "--python",
         default=sys.executable,
         metavar="PATH",
-        help="the interpreter whose installed package (--installed) or tests (--verify) to use",
+        help="the interpreter whose installed package (--installed) "
+        + ("or tests (--verify) to use" if tests else "to use"),
     )
     parser.add_argument(
         "--include",
@@ -180,7 +181,7 @@ def tree_args(parser: argparse.ArgumentParser) -> None:
 
 
 def apply_args(parser: argparse.ArgumentParser) -> None:
-    tree_args(parser)
+    tree_args(parser, tests=True)
     parser.add_argument(
         "--exclude",
         action="append",
@@ -258,6 +259,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _verb_parser(parser: argparse.ArgumentParser, verb: str) -> argparse.ArgumentParser:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and verb in action.choices:
+            found: argparse.ArgumentParser = action.choices[verb]
+            return found
+    return parser
+
+
 def _resolve(spec: str) -> Callable[..., Any]:
     module, function = spec.split(":")
     found: Callable[..., Any] = getattr(importlib.import_module(module), function)
@@ -291,7 +300,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     names = {command.name for command in COMMANDS}
     chosen = next((word for word in argv if word in names), "")
-    args = build_parser(only=chosen or None).parse_args(argv)
+    parser = build_parser(only=chosen or None)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # a typo in a verb's flags: that verb's usage, not the top level's
+        _verb_parser(parser, args.command).error(f"unrecognized arguments: {' '.join(extra)}")
     _lenient_output()
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING, format="patchkit: %(message)s"

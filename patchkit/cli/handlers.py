@@ -71,6 +71,7 @@ def apply_cmd(args: argparse.Namespace) -> int:
     if args.json:
         data = results_json(args.target, report.commit, report.results) | {
             "noop": report.noop,
+            "written": not report.noop,  # already applied: nothing was written
             "recovered": _recovered_json(report.recovered),
         }
         print_json(data | explained_json(args, report.results))

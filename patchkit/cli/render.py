@@ -182,7 +182,9 @@ def table(
         from rich.table import Table
 
         drawn = Table(title=title, title_justify="left")
-        for column in columns:
+        first = max((len(plain(r[0]).split("\n")[0].split(" ")[0]) for r in rows), default=0)
+        drawn.add_column(columns[0], min_width=first, overflow="fold")  # ids: never cut
+        for column in columns[1:]:
             drawn.add_column(column)
         for row in rows:
             drawn.add_row(*row)

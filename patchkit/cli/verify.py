@@ -133,7 +133,7 @@ def render(report: VerifyReport, *, as_json: bool = False, python: str | None = 
         return
     table = Table(title=f"verify on {report.environment.describe()}", title_justify="left")
     for column in ("patch", "result", "tests", "why"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")  # test ids whole, never cut with an ellipsis
     for v in report.verdicts:
         tests = "\n".join(f"{o.node} ({o.where})" for o in v.tests) or "-"
         table.add_row(v.patch_id, f"[{_STYLE[v.result]}]{v.result.value}[/]", tests, v.reason)

@@ -58,7 +58,7 @@ class LocalPool:
         workers = min(self.workers, len(jobs))
         # contiguous chunks: a worker sees a patch at neighbouring releases, whose files
         # mostly did not change, so what it parsed for one it reuses for the next
-        chunk = -(-len(jobs) // (workers * 2))
+        chunk = min(-(-len(jobs) // (workers * 2)), 4)  # small: progress comes as they end
         with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
             done = pool.map(self.compute, jobs, chunksize=chunk)
             return list(progress.counting(done, len(jobs), "cell"))

@@ -34,8 +34,9 @@ table.matrix{border-collapse:separate;border-spacing:0}
   text-align:center;white-space:nowrap;background:#fff}
 .matrix thead th{position:sticky;top:0;z-index:2;background:#f3f3f3}
 .matrix .patch{position:sticky;left:0;z-index:1;text-align:left;white-space:normal;
-  min-width:15em;max-width:19em;overflow-wrap:anywhere;border-right:2px solid #999}
+  min-width:15em;max-width:24em;overflow-wrap:anywhere;border-right:2px solid #999}
 .matrix thead .patch{z-index:3}
+.matrix .patch code{white-space:nowrap;font-weight:600}
 .matrix .sum{position:sticky;z-index:1;width:SUMpx;min-width:SUMpx;max-width:SUMpx;
   white-space:normal;font-size:12px}
 .matrix .s1{right:SUMpx;border-left:2px solid #999}.matrix .s2{right:0}

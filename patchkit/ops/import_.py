@@ -96,7 +96,7 @@ def import_patches(
             releases.repo.close()
     root = project.root / "patchsets" / into
     with writer.writing(project.root):
-        results = _already(project.root, results)
+        results = _named(project.root, _already(project.root, results))
         if not dry_run and any(r[3] is not None for r in results):
             root = writer.set_root(project.root, into, entry.name)
             results = _write(project.root, root, entry, results)
@@ -169,15 +169,26 @@ def _already(project: Path, results: list[_Result]) -> list[_Result]:
     return out
 
 
-def _write(project: Path, root: Path, entry: LockEntry, results: list[_Result]) -> list[_Result]:
+def _named(project: Path, results: list[_Result]) -> list[_Result]:
+    """Each patch to write with the id it gets in the set (a dry run names it the same)."""
     taken = writer.taken_ids(project)
+    out: list[_Result] = []
+    for candidate, found, carried, name in results:
+        if name is not None:
+            name = writer.free_id(name, taken)
+            candidate = replace(candidate, name=name)
+        out.append((candidate, found, carried, name))
+    return out
+
+
+def _write(project: Path, root: Path, entry: LockEntry, results: list[_Result]) -> list[_Result]:
     out: list[_Result] = []
     ids = []
     for candidate, found, carried, name in results:
         if name is None or carried is None or found is None:
             out.append((candidate, found, carried, None))
             continue
-        patch_id = writer.free_id(name, taken)
+        patch_id = name  # free in the project: see _named
         writer.write(root, _entry(patch_id, entry, candidate, found, carried))
         ids.append(patch_id)
         out.append((candidate, found, carried, patch_id))

@@ -15,7 +15,7 @@ from pathlib import Path
 from patchkit.engine.diffparse import parse_diff
 from patchkit.engine.difftext import FileDelta, unified_diff
 from patchkit.engine.series import Blobs, run_patch, touched_paths
-from patchkit.errors import PatchFailed, SourceError, TreeError
+from patchkit.errors import ConfigError, SourceError, TreeError
 from patchkit.gitrepo import GitRepo, blob_id
 from patchkit.model import FileChange, Outcome, PatchKind, PatchMeta, PatchResult
 from patchkit.upstream.refs import resolve_release_ref
@@ -143,7 +143,10 @@ def _still_needed(tree: Tree, result: PatchResult) -> bytes:
 def _meta(patch_file: Path) -> PatchMeta:
     path = patch_file.resolve()
     if not path.is_file():
-        raise PatchFailed(f"{patch_file} does not exist")
+        raise ConfigError(
+            f"{patch_file} does not exist",
+            hint="give the path of a diff (or a rewrite's .py) to port",
+        )
     kind = PatchKind.REWRITE if path.suffix == ".py" else PatchKind.DIFF
     if kind is PatchKind.DIFF:
         parse_diff(path.read_bytes(), path)  # a malformed diff is MalformedPatch (exit 6) naming it

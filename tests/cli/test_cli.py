@@ -173,7 +173,8 @@ def test_apply_warns_when_the_trees_pins_disagree_with_the_lock(
     code = main(["apply", "--project", str(project.path), "--target", "vllm", "--json"])
     assert code == 0
     err = capsys.readouterr().err
-    assert "vllm 1.0 pins flashinfer 0.6.5" in err and "locks flashinfer 0.6.6" in err
+    assert "vllm 1.0's requirements pin flashinfer 0.6.5" in err
+    assert "targets.flashinfer.version is 0.6.6" in err and "--onto 0.6.5" in err
 
 
 def test_a_command_imports_only_what_it_needs() -> None:
