@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# A newcomer's day, scripted: a fresh clone, an empty cache, the README's two commands, then the
-# lifecycle the README shows (apply with an opt-in and --verify, status, rebase both targets to
-# their newest release, abort, continue after a person's fix, export). Every exit code is checked
+# A newcomer's day, scripted: a fresh clone, an empty cache, the README's two commands,
+# docs/api.md's example, then the lifecycle the README shows, read from the README and run
+# literally (apply with an opt-in and --verify, status, rebase both targets, the retire the
+# stopped rebase names, continue), and export. No file is edited by hand. Every exit code is checked
 # against the one the README documents for that step (its table is read from the README), and
 # the working copy must be clean at the end. A summary of every step, with its time, ends it.
 #
@@ -59,54 +60,49 @@ if [ -z "${NEWCOMER_SKIP_TESTS:-}" ]; then
   step 0 sh -c "scripts/ci_browser.sh && python3 -m pip install -q -e '.[dev]' && python3 -m pytest -q"
 fi
 
-# The lifecycle, as the README shows it. Tests that need a GPU or vLLM's runtime dependencies
-# are "not run", never failed (exit 0); verification runs stay in the cache.
-step 0 patchkit apply --target vllm --include mxfp4-triton-sm12x --verify
-step 0 patchkit status --target vllm
-step 0 sh -c "patchkit status --target flashinfer --json > '$work/status.json'"
-check "status --json is pure JSON" python3 -c "import json, sys; json.load(open(sys.argv[1]))" "$work/status.json"
-
-# Both targets to their newest release. FlashInfer's only patch was upstreamed (0.7.1): the lock
-# moves. vLLM's mamba-prefix-spec-buffers no longer recognises 0.33.0's code: the rebase stops.
-step 0 patchkit rebase --target flashinfer --onto latest
-step 8 patchkit rebase --target vllm --onto latest
-step 0 patchkit status --target vllm          # a stopped rebase leaves the cache tree usable
-step 0 patchkit rebase --target vllm --abort
-step 2 patchkit rebase --target vllm --abort  # nothing to abort: a usage error
-step 2 patchkit rebase --target vllm --continue
-step 0 patchkit apply --target vllm           # and so does an aborted one
-
-# Again, and this time a person fixes it. Continuing without a fix stops again.
-step 8 sh -c "patchkit rebase --target vllm --onto latest --json > '$work/rebase.json'"
-step 8 patchkit rebase --target vllm --continue
-# The conflict report says: "upstream absorbed the change in <release>, then changed that code
-# again ...: if the fix is still there, retire the patch (status = \"merged\")". 0.33.0 no longer
-# has the per-request block-index buffers the patch sliced, so the person retires it, in its
-# metadata, with the release the report names.
-fixed=$(python3 - "$work/rebase.json" <<'PY'
-import json, pathlib, re, sys
-report = json.load(open(sys.argv[1]))
-for p in report["patches"]:
-    if p["outcome"] == "conflict" and p.get("absorbed_by"):
-        [meta] = pathlib.Path("patchsets").glob(f"*/patches/{p['id']}.toml")
-        text = re.sub(r'(?m)^status = ".*"$', 'status = "merged"', meta.read_text())
-        text = re.sub(r'(?m)^merged_in = ".*"$', f'merged_in = "{p["absorbed_by"]}"', text)
-        meta.write_text(text)
-        print(meta)
+# docs/api.md's example, literally (its first python block), on the fresh clone: it applies,
+# prints status, rebases vLLM onto 0.20.0 (where the opt-in mxfp4 patch's test fails: the lock
+# stays, the report names the test) and drops that rebase. Run twice: the second apply is a
+# no-op and must still say so.
+python3 - <<'PY' > "$work/api.py"
+import re
+text = open("docs/api.md").read()
+print(re.search(r"```python\n(.*?)```", text, re.S).group(1))
 PY
-)
-printf '\n== a person retires what upstream absorbed: %s\n' "${fixed:-nothing to fix}"
-git --no-pager diff --stat
-check "the report named a patch to retire" test -n "$fixed"
-step 0 patchkit rebase --target vllm --continue   # verifies the carried patches on 0.33.0
-step 0 patchkit status --target vllm
+step 0 python3 "$work/api.py"
+step 0 sh -c "python3 '$work/api.py' > '$work/api2.out'"
+check "docs/api.md's apply loop says something on an applied tree" grep -q "already applied" "$work/api2.out"
+check "docs/api.md's example left the project as it was" test -z "$(git status --porcelain)"
+
+# The lifecycle, as the README shows it, literally. Tests that need a GPU or vLLM's runtime
+# dependencies are "not run", never failed (exit 0); verification runs stay in the cache.
+lifecycle=$(sed -n '/^## The lifecycle/,/^## /p' README.md | sed -n '/^```sh$/,/^```$/p' | grep '^patchkit ')
+printf '\nthe README lifecycle:\n%s\n' "$lifecycle"
+want_code() {  # the exit code the README's comment on that line promises
+  case "$1" in *"# stops"*) echo 8 ;; *) echo 0 ;; esac
+}
+while IFS= read -r line; do
+  cmd=${line%%#*}
+  case "$cmd" in *--installed*) continue ;; esac  # needs vLLM installed: not on this machine
+  case "$cmd" in *export-pr*) continue ;; esac     # at the end, on the pinned releases
+  # shellcheck disable=SC2086
+  step "$(want_code "$line")" $cmd
+  case "$cmd" in *"rebase --target vllm --onto"*)
+    check "the stopped rebase names the retire command the README runs next" \
+      grep -rqs "patchkit retire mamba-prefix-spec-buffers --merged-in 0.22.0" "$PATCHKIT_CACHE/rebase" ;;
+  esac
+done <<< "$lifecycle"
+step 0 patchkit status --target vllm          # the cache's tree follows the moved lock
 
 # A rebase changes the lock and patch metadata, and nothing else (no verification.json).
 moved=$(git status --porcelain | grep -vE '^ M (upstream\.lock|patchsets/[^/]+/patches/[^/]+\.(toml|patch|py))$')
 if [ -n "$moved" ]; then printf 'rebase left files it should not have:\n%s\n' "$moved"; fi
 check "rebases changed only the lock and patch metadata" test -z "$moved"
-check "the vLLM lock moved" sh -c "git diff upstream.lock | grep -q '^+.*0\.33\.0'"
-git checkout -q -- upstream.lock patchsets  # back to the pinned releases for the export
+check "the vLLM lock moved to 0.33.0" sh -c "git diff upstream.lock | grep -q '^+.*0\.33\.0'"
+check "the retired patch says merged in 0.22.0" sh -c \
+  "grep -q '^merged_in = \"0.22.0\"' patchsets/vllm-spark/patches/mamba-prefix-spec-buffers.toml"
+step 2 patchkit rebase --target vllm --abort  # nothing to abort: a usage error
+git checkout -q -- upstream.lock patchsets  # a person drops the rebase (or commits it)
 
 step 0 patchkit export-pr --target vllm --identity "New Comer <newcomer@example.com>"
 
