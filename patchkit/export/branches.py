@@ -7,12 +7,15 @@ Git commands used beyond :class:`GitRepo`'s methods (through ``GitRepo.text``):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from patchkit.errors import ConfigError, TreeError
 from patchkit.export.prtext import Identity
 from patchkit.export.results import PatchExport
 from patchkit.gitrepo import GitRepo, is_repo
 from patchkit.model import LockEntry, PatchMeta
 from patchkit.targets import commits_match, profile
+from patchkit.trust.gitargs import check_rev
 from patchkit.upstream.sources import TRAILER
 
 
@@ -27,10 +30,24 @@ def names_upstream(repo: GitRepo, commit: str, entry: LockEntry) -> bool:
     return bool(named and commits_match(named, entry.commit))
 
 
+def refuse_bad_branches(repo: GitRepo, exports: Sequence[PatchExport]) -> None:
+    """Every branch name git accepts, checked before any branch moves: a patch id git refuses
+    as a branch name (``a..b``, ``x.lock``, ``x.``) stops the export with nothing moved."""
+    refused = set(repo.refused_branches([e.branch for e in exports]))
+    bad = [e.patch_id for e in exports if e.branch in refused]
+    if bad:
+        raise ConfigError(
+            f"git refuses the branch names of {', '.join(bad)} (patchkit/<patch id>); "
+            "no branch was moved",
+            hint="rename the patch (its files and its id in patchset.toml's series): no `..`, "
+            "no trailing `.` or `.lock`",
+        )
+
+
 def base_commit(repo: GitRepo, entry: LockEntry, onto: str | None) -> tuple[str, bool]:
     """The commit to base branches on, and whether it is a real upstream commit (pushable)."""
     if onto:
-        commit = repo.resolve(onto)
+        commit = repo.resolve(check_rev(onto, where="--onto"))
         if commit is None:
             raise TreeError(f"--onto {onto}: no such commit in {repo.path}")
         return commit, True

@@ -22,7 +22,12 @@ from patchkit.engine.deltas import patch_deltas
 from patchkit.engine.difftext import FileDelta
 from patchkit.engine.series import Blobs, Overlay
 from patchkit.errors import ConfigError, PatchFailed
-from patchkit.export.branches import branch_check, commit_env, commit_identity
+from patchkit.export.branches import (
+    branch_check,
+    commit_env,
+    commit_identity,
+    refuse_bad_branches,
+)
 from patchkit.export.format import format_deltas
 from patchkit.export.prtext import Dependency, Identity, PrText, TextInput, render, text_input
 from patchkit.export.publish import load_record, record_table, write_files
@@ -155,6 +160,7 @@ def _open_duplicate(meta: PatchMeta) -> str | None:
 
 def land(ctx: Build, prepared: Sequence[PatchExport], force: bool) -> list[PatchExport]:
     """Move every branch once all are built and all moves are allowed; write the files."""
+    refuse_bad_branches(ctx.repo, prepared)  # before any branch moves
     records = [load_record(e.out_dir) for e in prepared]
     olds = [
         branch_check(ctx.repo, e, record_table(r, "branches").get(str(ctx.repo.path)), force)

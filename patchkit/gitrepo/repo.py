@@ -184,6 +184,15 @@ class GitRepo:
         parents = ["-p", not_option(parent)] if parent else []
         return self.text("commit-tree", "--no-gpg-sign", tree, *parents, "-m", message, env=env)
 
+    def refused_branches(self, names: Sequence[str]) -> list[str]:
+        """Of ``names``, those git refuses as branch names (``git check-ref-format``)."""
+        refused = []
+        for name in names:
+            proc = run(["check-ref-format", f"refs/heads/{name}"], cwd=self.path, ok_codes=(0, 1))
+            if proc.returncode != 0 or name.startswith("-"):
+                refused.append(name)
+        return refused
+
     def update_ref(self, ref: str, new: str, old: str | None = None) -> None:
         self.git("update-ref", EOO, ref, new, *([old] if old else []))
 

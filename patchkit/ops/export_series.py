@@ -7,7 +7,9 @@ change is already upstream is left out and said so."""
 
 from __future__ import annotations
 
-import shutil
+import contextlib
+import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,22 +69,68 @@ def export_series(
             hint="pick an empty or new directory",
         )
     kept, left_out = _diffs(patches, lock, blobs)
-    shutil.rmtree(directory, ignore_errors=True)
-    directory.mkdir(parents=True)
-    (directory / MARKER).write_text("written by `patchkit export-series`; replaced on the next\n")
+    outputs = _outputs(kept, fmt)
+    earlier = _written_before(directory)
+    _refuse_clashes(directory, [name for name, _ in outputs], earlier)
+    directory.mkdir(parents=True, exist_ok=True)
+    for name in earlier:  # only what the earlier export wrote; a person's own files stay
+        with contextlib.suppress(FileNotFoundError):
+            (directory / name).unlink()
+    listed = "".join(f"{name}\n" for name, _ in outputs)
+    (directory / MARKER).write_text(_MANIFEST_HEAD + listed)
     files = []
+    for name, data in outputs:
+        (directory / name).write_bytes(data)
+        files.append(directory / name)
+    return SeriesExport(directory, fmt, tuple(files), tuple(left_out))
+
+
+_MANIFEST_HEAD = (
+    "# written by `patchkit export-series`: the files below are replaced (and only they are\n"
+    "# removed) on the next export into this directory\n"
+)
+
+
+def _outputs(kept: list[tuple[PatchMeta, bytes]], fmt: str) -> list[tuple[str, bytes]]:
+    """(file name, content) of every file the export writes, in apply order."""
+    outputs = []
     for number, (meta, diff) in enumerate(kept, 1):
         if fmt == "quilt":
-            path, data = directory / f"{meta.id}.patch", quilt_patch(meta, diff)
+            outputs.append((f"{meta.id}.patch", quilt_patch(meta, diff)))
         else:
-            path, data = directory / mail_name(number, meta), mail(meta, diff, number, len(kept))
-        path.write_bytes(data)
-        files.append(path)
+            outputs.append((mail_name(number, meta), mail(meta, diff, number, len(kept))))
     if fmt == "quilt":
-        series = directory / "series"
-        series.write_text("".join(f"{p.name}\n" for p in files))
-        files.append(series)
-    return SeriesExport(directory, fmt, tuple(files), tuple(left_out))
+        outputs.append(("series", "".join(f"{n}\n" for n, _ in outputs).encode()))
+    return outputs
+
+
+def _written_before(directory: Path) -> list[str]:
+    """The files an earlier export listed in its manifest that are still its plain files:
+    names in the directory itself (no ``/``, no ``..``, no dot files), never links."""
+    try:
+        text = (directory / MARKER).read_text(errors="replace")
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    names = []
+    for name in text.splitlines():
+        if not name or name.startswith(("#", ".")) or "/" in name or "\0" in name:
+            continue
+        with contextlib.suppress(OSError):
+            if stat.S_ISREG(os.lstat(directory / name).st_mode):
+                names.append(name)
+    return names
+
+
+def _refuse_clashes(directory: Path, names: list[str], earlier: list[str]) -> None:
+    """Nothing is written over a file the earlier export did not write (a person's own)."""
+    ours = set(earlier)
+    clashes = [n for n in names if n not in ours and os.path.lexists(directory / n)]
+    if clashes:
+        raise TreeError(
+            f"{directory}: {', '.join(clashes)} would be written over, and the earlier export "
+            "did not write them; nothing was written",
+            hint="move those files away, or export into another directory",
+        )
 
 
 def export_series_target(

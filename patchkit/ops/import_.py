@@ -22,6 +22,7 @@ from patchkit.importers.releases import Releases, from_index, from_repository
 from patchkit.importers.rewrite_out import offer
 from patchkit.model import LockEntry, Outcome, SourceKind
 from patchkit.ops.context import Project
+from patchkit.trust.gitargs import check_rev
 from patchkit.trust.names import check_name
 
 
@@ -85,6 +86,8 @@ def import_patches(
     """Import every patch in ``sources`` into set ``into`` (made if new) of ``project``; a
     patch the project already has (the same diff at the lock) is reported, not written again."""
     check_name(into, what="set", where="--into", hint="name the set, e.g. --into my-fixes")
+    if base is not None:
+        check_rev(base, where="--base")
     entry = project.entry(target)
     candidates = [c for s in sources for c in read_source(s, entry.name)]
     own = releases is None

@@ -6,6 +6,7 @@ import re
 
 from patchkit.gitrepo import GitRepo
 from patchkit.targets import commits_match
+from patchkit.trust.gitargs import check_rev
 
 # how a release commit in the cache names the upstream commit it is (``upstream.sources`` writes it)
 TRAILER = "Upstream-Commit:"
@@ -15,6 +16,7 @@ def resolve_release_ref(repo: GitRepo, ref: str) -> str | None:
     """The commit ``ref`` names in ``repo``: itself (a commit, tag or branch); ``v<ref>`` (the tag
     of a fetched release, so ``0.6.6`` works); ``refs/upstream/tags/<ref>`` (a git mirror's
     tags); or the release commit whose message names upstream commit ``ref`` (or a prefix)."""
+    check_rev(ref, where="the release, tag or commit given")
     for candidate in (ref, f"v{ref}", f"refs/upstream/tags/{ref}"):
         found = repo.resolve(candidate)
         if found:

@@ -56,3 +56,23 @@ def test_multi_line_author_forges_no_trailer(tmp_path: Path) -> None:
 def test_identity_is_one_line(text: str) -> None:
     with pytest.raises(ConfigError, match="on one line"):
         Identity.parse(text)
+
+
+@pytest.mark.parametrize("bad_id", ["zz.lock", "z..z", "zz."])
+def test_patch_id_git_refuses_as_a_branch_moves_no_branch(tmp_path: Path, bad_id: str) -> None:
+    case = Case(tmp_path, "vllm", {"pkg/mod.py": MOD, "pkg/other.py": "Y = 1\n"})
+    case.add("aaa", {"pkg/mod.py": MOD.replace("x + 1", "x + 2")}, 'title = "A"\nwhy = "a"\n')
+    case.add(bad_id, {"pkg/other.py": "Y = 2\n"}, 'title = "B"\nwhy = "b"\n')
+    # (``..`` is refused earlier still, as no name for the export's cache directory)
+    refused = r"git refuses the branch names of .*no branch was moved|holds `\.\.`"
+    with pytest.raises(ConfigError, match=refused):
+        case.export("aaa", bad_id)
+    assert case.git("for-each-ref", "refs/heads/patchkit/") == ""
+
+
+def test_onto_that_looks_like_an_option_is_refused(tmp_path: Path) -> None:
+    case = Case(tmp_path, "vllm", {"pkg/mod.py": MOD})
+    case.add("fix", {"pkg/mod.py": MOD.replace("x + 1", "x + 2")}, 'title = "F"\nwhy = "f"\n')
+    with pytest.raises(ConfigError, match="--onto: revision '--output="):
+        case.export("fix", onto=f"--output={tmp_path / 'written'}")
+    assert not (tmp_path / "written").exists()

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from patchkit.errors import ConfigError
+from patchkit.errors import ConfigError, TreeError
+from patchkit.importers.formats import MARKER
 from patchkit.patchset import read_toml
 from testing.builders import run_git
 from tests.importers.conftest import MODEL_V12, Releases3
+from tests.importers.test_series import _export
 
 
 def _diff_at_lock(releases3: Releases3) -> bytes:
@@ -146,3 +148,65 @@ def test_range_ends_never_reach_git_as_options(
     [patch] = releases3.import_(spec.format(up=releases3.upstream.path, marker=marker)).patches
     assert not patch.written and "refused" in patch.message
     assert not marker.exists()
+
+
+def _imported_set(releases3: Releases3, tmp_path: Path) -> None:
+    source = tmp_path / "fix.patch"
+    source.write_bytes(_diff_at_lock(releases3))
+    [patch] = releases3.import_(source).patches
+    assert patch.written, patch.message
+
+
+@pytest.mark.parametrize("fmt", ["quilt", "mbox"])
+def test_export_series_again_keeps_files_a_person_added(
+    releases3: Releases3, tmp_path: Path, fmt: str
+) -> None:
+    _imported_set(releases3, tmp_path)
+    out = tmp_path / "out"
+    first = _export(releases3, out, fmt)
+    (out / "NOTES.txt").write_text("mine\n")
+    (out / "sub").mkdir()
+    (out / "sub" / "keep.patch").write_text("mine too\n")
+    second = _export(releases3, out, fmt)
+    assert (out / "NOTES.txt").read_text() == "mine\n"
+    assert (out / "sub" / "keep.patch").read_text() == "mine too\n"
+    assert [p.name for p in second.files] == [p.name for p in first.files]
+
+
+def test_export_series_never_writes_over_a_file_it_did_not_write(
+    releases3: Releases3, tmp_path: Path
+) -> None:
+    _imported_set(releases3, tmp_path)
+    out = tmp_path / "out"
+    _export(releases3, out, "quilt")
+    (out / MARKER).write_text("# an earlier export that wrote nothing\n")
+    victim = tmp_path / "victim"
+    victim.write_text("keep\n")
+    (out / "series").unlink()
+    os.symlink(victim, out / "series")  # a link where the export writes
+    with pytest.raises(TreeError, match="would be written over"):
+        _export(releases3, out, "quilt")
+    assert victim.read_text() == "keep\n"
+
+
+def test_export_series_manifest_cannot_name_files_elsewhere(
+    releases3: Releases3, tmp_path: Path
+) -> None:
+    _imported_set(releases3, tmp_path)
+    out = tmp_path / "out"
+    _export(releases3, out, "quilt")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep\n")
+    with (out / MARKER).open("a") as manifest:
+        manifest.write(f"../victim.txt\n{victim}\n.hidden\n")
+    _export(releases3, out, "quilt")
+    assert victim.read_text() == "keep\n"
+
+
+def test_import_base_that_looks_like_an_option_is_refused(
+    releases3: Releases3, tmp_path: Path
+) -> None:
+    source = tmp_path / "fix.patch"
+    source.write_bytes(_diff_at_lock(releases3))
+    with pytest.raises(ConfigError, match="--base: revision '--all' is refused"):
+        releases3.import_(source, base="--all")

@@ -81,3 +81,13 @@ def test_set_name_that_is_no_name_is_refused_at_load(tmp_path: Path, name: str) 
     manifest.write_text(manifest.read_text().replace('name = "demo"', f'name = "{name}"'))
     with pytest.raises(ConfigError, match=r"patchset\.toml: key `name`: set name .* is refused"):
         load_patchset(s.set_root)
+
+
+def test_port_base_that_looks_like_an_option_is_refused(tmp_path: Path) -> None:
+    s = Scenario(tmp_path, FILES)
+    patch = tmp_path / "p.patch"
+    patch.write_bytes(s.upstream.diff_of({"a": "a one\na TWO\n"}))
+    marker = tmp_path / "written"
+    with pytest.raises(ConfigError, match="the release, tag or commit given: revision") as info:
+        port(patch_file=patch, base_commit=f"--output={marker}", checkout=s.root)
+    assert info.value.exit_code == 2 and not marker.exists()
