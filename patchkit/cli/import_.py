@@ -68,8 +68,24 @@ def import_cmd(args: argparse.Namespace) -> int:
     return _exit(report)
 
 
+def sources(report: ImportReport) -> list[dict[str, Any]]:
+    """Each source given, with its patches' ids and the steps it made that are no patch."""
+    found: dict[str, dict[str, Any]] = {}
+    for p in report.patches:
+        entry = found.setdefault(
+            p.source, {"source": p.source, "patches": [], "not_translated": []}
+        )
+        if p.outcome != "refused":
+            entry["patches"].append(p.name)
+        for step in p.untranslated:
+            if step not in entry["not_translated"]:
+                entry["not_translated"].append(step)
+    return list(found.values())
+
+
 def _json(report: ImportReport) -> dict[str, Any]:
     return {
+        "sources": sources(report),
         "target": report.target,
         "lock": report.lock,
         "set": report.set_name,
@@ -112,15 +128,20 @@ def _table(report: ImportReport) -> Table | str:
 
 
 def _details(report: ImportReport) -> list[str]:
-    """Per patch, where it came from, how its base was found, and what was left behind."""
+    """Per source, what it held: its patches (each with how its base was found) and, once, the
+    steps not translated; one count line a source, so nothing it changes goes unsaid."""
     lines = []
-    for p in report.patches:
-        lines.append(f"{p.name}: from {p.source}")
-        if p.base_how:
-            lines.append(f"  base: {p.base_how}")
-        if p.message:
-            lines.append(f"  {p.message}")
-        lines += [f"  not translated: {u}" for u in p.untranslated]
+    for source in sources(report):
+        refused = len(source["not_translated"])
+        lines.append(
+            f"{source['source']}: {len(source['patches'])} patch(es), {refused} step(s) not "
+            "translated"
+        )
+        for p in (p for p in report.patches if p.source == source["source"]):
+            lines.append(f"  {p.name}" + (f": base {p.base_how}" if p.base_how else ""))
+            if p.message:
+                lines.append(f"    {p.message}")
+        lines += [f"  not translated: {u}" for u in source["not_translated"]]
     if report.fetched:
         lines.append(f"fetched to find bases: {', '.join(report.fetched)}")
     return lines

@@ -112,8 +112,8 @@ def _step(mod: _Mod, step: Step) -> None:
         mod.noted.append(f"line {step.line}: a requirement, not a change: {step.text.strip()}")
     elif step.stdout_file is not None and _writes_target(mod, step):
         _written(mod, step)
-    elif name == "cd" and len(words) == 2 and known(words[1]):
-        mod.cwd = posixpath.normpath(posixpath.join(mod.cwd, words[1]))
+    elif name == "cd" and len(words) == 2:
+        mod.cwd = _join(mod.cwd, words[1])
         if mod.clones.get(mod.cwd, "").rstrip("/").removesuffix(".git").endswith(f"/{mod.target}"):
             mod.checkout = mod.cwd
     elif name == "git" and words[1:2] == ("clone",):
@@ -122,6 +122,10 @@ def _step(mod: _Mod, step: Step) -> None:
         return  # the checkout's state, not its files
     elif name in ("rm", "mv") and not _touches_target(mod, words[1:]):
         return  # build directories and the like
+    elif name == "patch" and "--dry-run" in words:
+        return  # a check whether it applies
+    elif name == "patch" and ("-R" in words or "--reverse" in words):
+        _refuse(mod, step, "takes a patch back out (an uninstall step)")
     elif name == "patch" or (name == "cat" and "patch" in step.text):
         _patch(mod, step)
     elif name == "git" and words[1:2] == ("apply",):
@@ -305,7 +309,7 @@ def _clone(mod: _Mod, step: Step) -> None:
         name = (
             args[1] if len(args) > 1 else posixpath.basename(url.rstrip("/")).removesuffix(".git")
         )
-        mod.clones[posixpath.normpath(posixpath.join(mod.cwd, name))] = url
+        mod.clones[_join(mod.cwd, name)] = url
 
 
 def _writes_target(mod: _Mod, step: Step) -> bool:
@@ -313,6 +317,14 @@ def _writes_target(mod: _Mod, step: Step) -> bool:
     any other command's output (a report, a checksum of a tool in QUIET is not)."""
     writer = step.name in ("cat", "echo", "printf") or step.name not in QUIET
     return writer and _touches_target(mod, (step.stdout_file or "",))
+
+
+def _join(cwd: str, name: str) -> str:
+    """``name`` from ``cwd``; one starting with an unknown variable (``$INSTALL_DIR/x``) is
+    taken as absolute, as such variables hold."""
+    if not known(name[:1]):
+        return posixpath.normpath("/" + name)
+    return posixpath.normpath(posixpath.join(cwd, name))
 
 
 def _touches_target(mod: _Mod, words: tuple[str, ...]) -> bool:
@@ -324,10 +336,12 @@ def _touches_target(mod: _Mod, words: tuple[str, ...]) -> bool:
 def _target_path(mod: _Mod, name: str) -> str | None:
     """The repository path of a file the script names: inside the target's checkout it cloned,
     or an installed file."""
-    full = posixpath.normpath(posixpath.join(mod.cwd, name))
+    full = _join(mod.cwd, name)
     if mod.checkout and full.startswith(mod.checkout + "/"):
-        return full[len(mod.checkout) + 1 :]
-    return repo_path(full, mod.target)
+        inside = full[len(mod.checkout) + 1 :]
+        return inside if known(inside) else None
+    found = repo_path(full, mod.target)
+    return found if found is not None and known(found) else None
 
 
 # -- writes by redirection: ``cat > f <<EOF``, ``echo line >> f`` -------------------------------
@@ -397,12 +411,14 @@ def _file_change(mod: _Mod, step: Step, files: list[str], make: Callable[[str], 
     """One candidate for a step that edits ``files`` (installed paths) with ``make(path)``."""
     edits = []
     for name in files:
-        if not known(name):
-            _refuse(mod, step, "a file computed at run time")
-            return
         path = _target_path(mod, name)
         if path is None:
-            _refuse(mod, step, f"{name} is no file of {mod.target}")
+            why = (
+                f"{name} is no file of {mod.target}"
+                if known(name)
+                else "a file computed at run time"
+            )
+            _refuse(mod, step, why)
             return
         edits.append(make(path))
     if not edits:

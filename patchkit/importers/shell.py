@@ -34,6 +34,7 @@ MAX_SOURCE = 1 << 20  # bytes of run.sh read
 MAX_DEPTH = 200  # nesting of the syntax tree followed
 _LANGUAGE = Language(tree_sitter_bash.language())
 _MOD_DIR = re.compile(r"^\s*(cd\s+.*dirname.*&&\s*pwd|dirname\b|realpath\b.*dirname|readlink\b)")
+_ECHO = re.compile(r'^\s*echo\s+"?\$\{?(\w+)\}?"?\s*(?:\|\s*(?:tail|head)\s+-n\s*1\s*)?$')
 _SITE = re.compile(r"site-?packages|getsitepackages|get_paths|purelib|platlib|Location")
 _FILE_OF = re.compile(
     r"import\s+([\w.]+)(?:\s+as\s+(\w+))?.*print\(\s*(?:os\.path\.(dirname|abspath)\()?"
@@ -117,8 +118,10 @@ class _Reader:
             for child in node.named_children:
                 if child.type not in ("test_command",) and child.is_named:
                     self.statement(child, depth + 1, tolerated=tolerated)
-        elif kind == "function_definition":
-            self.step(node, ("function", _text(node.child_by_field_name("name"))), tolerated)
+        elif kind == "function_definition":  # read where defined: build scripts call them
+            body = node.child_by_field_name("body")
+            if body is not None:
+                self.statement(body, depth + 1, tolerated=tolerated)
 
     def list_(self, node: Node, depth: int, tolerated: bool) -> None:
         """``a && b || c``: each command; one followed by ``|| echo/true/:`` is tolerated."""
@@ -244,7 +247,8 @@ class _Reader:
         return _text(node) if node.child_count == 0 else UNKNOWN
 
     def variable(self, name: str) -> str:
-        return self.script.env.get(name, UNKNOWN)
+        """Its value; unset, a marker naming it (two uses of one unknown are one path)."""
+        return self.script.env.get(name, f"{UNKNOWN}{name}{UNKNOWN}")
 
     def expansion(self, node: Node) -> str:
         """``${NAME}``, ``${BASH_SOURCE[0]}``, ``${NAME:-default}`` (the default when unset)."""
@@ -255,11 +259,15 @@ class _Reader:
         known = self.script.env.get(match.group(1))
         if known is not None:
             return known
-        return match.group(2) if match.group(2) is not None else UNKNOWN
+        return match.group(2) if match.group(2) is not None else self.variable(match.group(1))
 
     def substitution(self, node: Node) -> str:
         """``$(...)``: the idioms a mod uses to find itself, site-packages or a module."""
         text = _text(node)[2:-1]
+        echoed = _ECHO.match(text)
+        if echoed:  # $(echo "$X" | tail -n 1): X
+            value = self.script.env.get(echoed.group(1), UNKNOWN)
+            return value if "\n" not in value else UNKNOWN
         if _MOD_DIR.match(text) and ("BASH_SOURCE" in text or "$0" in text):
             return str(self.script.path.parent)
         located = _file_of(text)
