@@ -313,8 +313,16 @@ def _text_input(
 ) -> TextInput:
     by_id = {p.id: p for p in ctx.series}
     below = [ctx.below[meta.id].id] if meta.id in ctx.below else []  # --stack
-    ids = dict.fromkeys([*below, *meta.requires])
-    deps = tuple(Dependency(r, by_id[r].prs if r in by_id else ()) for r in ids)
+    alone = not _deltas(ctx, meta, [])[1]  # applies on the base without what is below it
+    deps = tuple(
+        Dependency(
+            r,
+            by_id[r].prs if r in by_id else (),
+            by_id[r].title if r in by_id else "",
+            needed=r in meta.requires or not alone,
+        )
+        for r in dict.fromkeys([*below, *meta.requires])
+    )
     return text_input(
         meta,
         ctx.entry,

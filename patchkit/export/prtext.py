@@ -138,7 +138,9 @@ def _message(inp: TextInput, title: str) -> str:
     for vLLM)."""
     f = inp.facts
     refs = "\n".join(s.references(f))
-    deps = "\n".join(f"Depends on the patch {d.patch_id}." for d in f.dependencies)
+    deps = "\n".join(
+        f"Depends on {s.refs(d.prs, f.repository)}." for d in f.dependencies if d.needed and d.prs
+    )
     trailers = list(f.settings.trailers)
     match = one_line_identity(f.meta.author)  # one line, or no trailer at all
     if match and match.group("email").lower() != inp.identity.email.lower():

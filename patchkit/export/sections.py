@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
@@ -17,8 +18,10 @@ from patchkit.model import PatchMeta, PrState, TestSpec
 
 @dataclass(frozen=True)
 class Dependency:
-    patch_id: str
+    patch_id: str  # never said upstream: the change is named by its title and PR
     prs: tuple[str, ...]  # its upstream PRs, if any
+    title: str = ""
+    needed: bool = True  # False: only below it in a --stack (it applies without it)
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,10 @@ def wrap(text: str, width: int = 72) -> str:
 
 def join(*parts: str) -> str:
     return "\n\n".join(p.strip() for p in parts if p.strip())
+
+
+def refs(urls: Sequence[str], repository: str) -> str:
+    return ", ".join(_ref(u, repository) for u in urls)
 
 
 def _ref(url: str, repository: str) -> str:
@@ -135,15 +142,24 @@ def related(f: Facts) -> str:
 
 
 def dependencies(f: Facts) -> str:
+    """The changes this one depends on (by title and PR, never an id of ours); one it is only
+    stacked on is said to be no dependency."""
     lines = []
     for dep in f.dependencies:
         where = ", ".join(_ref(p, f.repository) for p in dep.prs) or "not yet proposed"
-        lines.append(f"Depends on the patch `{dep.patch_id}` ({where}).")
-    if lines and f.stacked:
+        name = f"“{dep.title}”" if dep.title else "the change below"
+        if dep.needed:
+            lines.append(f"Depends on {name} ({where}).")
+        else:
+            lines.append(f"Stacked on {name} ({where}) for review; it does not depend on it.")
+    needed = any(d.needed for d in f.dependencies)
+    if lines and f.stacked and needed:
         lines.append(
             "This change does not apply without it, so this branch carries that change first: "
             "review only the last commit, and merge the dependency first."
         )
+    elif lines and f.stacked:
+        lines.append("This branch carries that change first: review only the last commit.")
     elif lines:
         lines.append("This change applies on its own; it is based directly on upstream.")
     return "\n".join(lines)

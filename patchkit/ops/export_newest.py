@@ -48,8 +48,11 @@ def not_absorbed(
     said = [f"already there: {', '.join(m.id for m in took)} (left out)"] if took else []
     if partly:
         said.append(f"partly there: {', '.join(partly)} (base the branch there: --onto {label})")
-    rest = "none of the others is there yet" if said else "none of these changes is there yet"
-    note = f"checked against upstream {target} {label}: " + "; ".join([*said, rest])
+    others = len(metas) > len(took) + len(partly)
+    rest = ["none of the others is there yet"] if said and others else []
+    note = f"checked against upstream {target} {label}: " + "; ".join(
+        [*said, *rest] if said else ["none of these changes is there yet"]
+    )
     gone = tuple(f"{m.id}: upstream {target} {label} already has this change" for m in took)
     return NewestCheck([m for m in metas if m not in took], gone, note)
 

@@ -382,7 +382,7 @@ def test_requirement_that_applies_alone_keeps_the_base(tmp_path: Path) -> None:
     )
     export = only(case.export("fix-g"))
     assert export.parent == case.base and not export.stacked_on
-    assert "Depends on the patch `fix-f`" in export.text.body
+    assert "Depends on “Fix the off-by-one in f” (not yet proposed)." in export.text.body
     assert "applies on its own" in export.text.body
 
 

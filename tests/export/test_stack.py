@@ -42,9 +42,15 @@ def test_each_branch_is_on_the_previous_one(tmp_path: Path) -> None:
     assert [e.branch for e in report.exports] == ["patchkit/one", "patchkit/two", "patchkit/three"]
     assert case.git("show", f"{three.commit}:pkg/mod.py") == STEP3.rstrip("\n")
     assert case.git("rev-list", "--count", f"{case.base}..{three.commit}") == "3"
-    assert "Depends on the patch `one`" in two.text.body
-    assert "Depends on the patch `two`" in three.text.body
+    # two applies without one: stacked on it, no dependency claimed; three needs two
+    assert "Stacked on “One” (not yet proposed) for review; it does not depend on it." in (
+        two.text.body
+    )
+    assert "Depends on" not in two.text.body
+    assert "Depends on “Two” (not yet proposed)." in three.text.body
     assert "Depends on" not in one.text.body
+    for e in report.exports:  # no id of ours in what goes upstream
+        assert "`one`" not in e.text.body and "one." not in e.text.commit_message
     assert three.stacked_on == ("one", "two")
 
 
