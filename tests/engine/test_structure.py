@@ -146,3 +146,31 @@ def test_include_guards_are_no_scope_and_macros_are() -> None:
     tree = parse_scopes("cuda", text.encode())
     assert tree.scope_path(4) == ("#define DISPATCH_GQA_GROUP_SIZE",)
     assert tree.scope_path(1) == ()
+
+
+def test_a_test_macro_defining_a_function_is_named_by_its_arguments() -> None:
+    """gtest's TEST_F(Suite, Name) { ... } (and a project's own UCS_TEST_P): named by the
+    macro and its arguments, so the tests of one file are not look-alike twins."""
+    tree = parse_scopes(
+        "cpp",
+        dedent(
+            """
+            UCS_TEST_P(test_rc, stress_iface_ops) {
+                send();
+            }
+
+            TEST_F(Suite,   Name)
+            {
+                check();
+            }
+
+            int MAX(int a) { return a; }
+            """
+        ).encode(),
+    )
+
+    assert [s.path for s in tree.scopes] == [
+        ("UCS_TEST_P(test_rc, stress_iface_ops)",),
+        ("TEST_F(Suite, Name)",),
+        ("MAX",),
+    ]

@@ -24,6 +24,9 @@ def _python(node: tree_sitter.Node) -> str:
     return f"{word} {_text(node.child_by_field_name('name'))}"
 
 
+_MACRO = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
 def _declarator_name(node: tree_sitter.Node) -> str:
     """The name inside a (possibly pointer/reference) function declarator."""
     seen = node.child_by_field_name("declarator")
@@ -35,7 +38,13 @@ def _declarator_name(node: tree_sitter.Node) -> str:
     if seen is None:
         first = _text(node).split("{")[0]
         return first.strip() or node.type
-    return _text(seen.child_by_field_name("declarator"))
+    name = _text(seen.child_by_field_name("declarator"))
+    if node.child_by_field_name("type") is None and _MACRO.fullmatch(name):
+        # TEST_F(Suite, Name) { ... }: a macro that defines a function; its arguments are the
+        # name (without them every test of a file would be a look-alike twin of the others)
+        arguments = _text(seen.child_by_field_name("parameters"))
+        return name + " ".join(arguments.split())
+    return name
 
 
 def _include_guard(node: tree_sitter.Node) -> bool:
