@@ -48,6 +48,7 @@ class Run:
     score: str  # exact | wrong | failed
     seconds: float
     note: str = ""  # the tool's outcome or first line of its complaint
+    placement: float = 0.0  # patchkit (api): seconds in the engine alone (run_patch), in-process
 
 
 @dataclass
@@ -201,8 +202,37 @@ def run_patchkit_cli(work: Path, patch: Path, case: Case) -> tuple[bool, str]:
     return _process(args, work, {"PYTHONPATH": str(PATCHKIT_ROOT[0])})
 
 
+PLACEMENT = [0.0]  # seconds the last patchkit (api) run spent in the engine's run_patch
+
+
+def _timed(run_patch: Callable) -> Callable:
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return run_patch(*args, **kwargs)
+        finally:
+            PLACEMENT[0] += time.perf_counter() - started
+
+    return timed
+
+
 def run_patchkit_api(work: Path, patch: Path, case: Case) -> tuple[bool, str]:
     port, error = _patchkit_port()
+    module = sys.modules[port.__module__]
+    plain = getattr(module, "run_patch", None)
+    PLACEMENT[0] = 0.0
+    if plain is not None:
+        module.run_patch = _timed(plain)  # type: ignore[attr-defined]
+    try:
+        return _port_api(port, error, work, patch, case)
+    finally:
+        if plain is not None:
+            module.run_patch = plain  # type: ignore[attr-defined]
+
+
+def _port_api(
+    port: Callable, error: type[Exception], work: Path, patch: Path, case: Case
+) -> tuple[bool, str]:
     try:
         report = port(patch_file=patch, base_commit=f"{case.original}^", checkout=work)
     except error as exc:
@@ -259,6 +289,7 @@ def run_case(case: Case, scratch: Path, runners: dict[str, Tool]) -> Result:
         started = time.perf_counter()
         ok, note = runner(work, patch, case)
         seconds = time.perf_counter() - started
-        result.runs[name] = Run(name, score(case, work, truth, ok), seconds, note)
+        placed = PLACEMENT[0] if runner is run_patchkit_api else 0.0
+        result.runs[name] = Run(name, score(case, work, truth, ok), seconds, note, placed)
         shutil.rmtree(work)
     return result

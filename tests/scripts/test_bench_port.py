@@ -221,3 +221,21 @@ def test_changes_since_an_earlier_run_list_only_cases_whose_patchkit_score_moved
     ]
 
     assert bench.changes(earlier, now) == ["  proj:cccccccccc: failed -> exact [carried]"]
+
+
+def test_the_share_line_counts_exact_of_all_cases_and_of_those_some_tool_gets() -> None:
+    case = bench.Case("/r/proj/repo", "c" * 40, "x" * 40, ("a",))
+
+    def result(patchkit: str, baseline: str) -> object:
+        runs = {"patchkit": bench.Run("patchkit", patchkit, 0.05, "", 0.01)}
+        return bench.Result(case, runs | {"git apply": bench.Run("git apply", baseline, 0.01)})
+
+    results = [result("exact", "exact"), result("failed", "failed"), result("failed", "exact")]
+
+    assert bench.share(results) == (
+        "patchkit exact 1/3 = 33% of all cases (>= 90 %: NO); 1/2 = 50% of the cases some "
+        "tool gets exact"
+    )
+    assert bench.placement(results) == (
+        "patchkit placement in-process (run_patch): median 0.010 s, p90 0.010 s; <= 0.1 s: yes"
+    )
