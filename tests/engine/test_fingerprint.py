@@ -62,7 +62,8 @@ def test_cell_and_rewrite_cache_keys_change_with_the_engine(
         monkeypatch.setattr(cells, "engine_fingerprint", lambda: engine)
         monkeypatch.setattr(rewrite_cache, "engine_fingerprint", lambda: engine)
         cell = cells.cell_key(entry, base, point, ())
-        return cell, rewrite_cache._cache_files("m" * 64, "a.py", ("R",), b"x = 1\n")
+        inputs = rewrite_cache._inputs("m" * 64, "a.py", ("R",), b"x = 1\n")
+        return cell, rewrite_cache._cache_files(inputs)
 
     assert keys("1" * 64) == keys("1" * 64)
     assert keys("1" * 64)[0] != keys("2" * 64)[0]
