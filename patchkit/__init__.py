@@ -18,10 +18,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from patchkit import _dataclass_code
-
-_dataclass_code.install()  # before any dataclass of patchkit is defined
-
 __version__ = "0.1.0"
 
 # public name -> "module:attribute"

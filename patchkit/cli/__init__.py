@@ -5,8 +5,9 @@ errors become a message and a documented exit code; never a traceback."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
-import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -14,8 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from patchkit import __version__, progress
-from patchkit.cli.explain import explain_arg
-from patchkit.cli.render import err_console, literal
 from patchkit.errors import EXIT_CODES, PatchkitError
 
 Handler = Callable[[argparse.Namespace], int]
@@ -42,13 +41,13 @@ COMMANDS = (
         "apply",
         "apply the patch sets to a tree, all or nothing",
         "patchkit.cli:apply_args",
-        "patchkit.cli.handlers:apply_cmd",
+        "patchkit.cli.warm:apply_cmd",
     ),
     Command(
         "status",
         "per patch: applied / not applied / modified, and last verification",
         "patchkit.cli:tree_args",
-        "patchkit.cli.handlers:status_cmd",
+        "patchkit.cli.warm:status_cmd",
     ),
     Command(
         "reset",
@@ -205,6 +204,14 @@ def apply_args(parser: argparse.ArgumentParser) -> None:
     explain_arg(parser)
 
 
+def explain_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="per hunk of each diff: where it went (file:line, scope path) and by which rule",
+    )
+
+
 def reset_args(parser: argparse.ArgumentParser) -> None:
     tree_args(parser)
     parser.add_argument(
@@ -230,10 +237,32 @@ def record_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", help="only these files (default: every edited file)")
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help layout, at the width it would take, found without ``shutil``: argparse
+    imports it (and with it the archive codecs) to ask the terminal's size for every argument
+    added, on every run, though help is rarely printed."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=_columns() - 2)  # (argparse keeps two columns free)
+
+
+def _columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size`` says it: $COLUMNS, else the width
+    of the terminal on stdout, else 80."""
+    with contextlib.suppress(ValueError):
+        if int(os.environ.get("COLUMNS", "")) > 0:
+            return int(os.environ["COLUMNS"])
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line; with ``only``, that one command alone, so a run builds one
     parser and imports the modules its command needs and no others (rebase's index client...)."""
     parser = argparse.ArgumentParser(
+        formatter_class=_Formatter,
         prog="patchkit",
         description="Keep downstream source patches for vLLM and FlashInfer alive.",
         epilog="exit codes: " + "; ".join(f"{k} {v}" for k, v in EXIT_CODES.items()),
@@ -250,7 +279,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for command in COMMANDS:
         if only is not None and only != command.name:
             continue  # a parser per command costs: build the chosen one's alone
-        parser_ = sub.add_parser(command.name, help=command.help, description=command.help)
+        parser_ = sub.add_parser(
+            command.name, help=command.help, description=command.help, formatter_class=_Formatter
+        )
         parser_.add_argument(  # also after the command: `patchkit rebase ... --quiet`
             "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
         )
@@ -265,6 +296,16 @@ def _verb_parser(parser: argparse.ArgumentParser, verb: str) -> argparse.Argumen
             found: argparse.ArgumentParser = action.choices[verb]
             return found
     return parser
+
+
+def configure_logging(args: argparse.Namespace) -> None:
+    """Log lines as "patchkit: ..." on stderr (git commands too with --verbose). ``logging``
+    is imported here, not at the top: a warm run logs nothing and does not pay for it."""
+    import logging
+
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING, format="patchkit: %(message)s"
+    )
 
 
 def _resolve(spec: str) -> Callable[..., Any]:
@@ -305,28 +346,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra:  # a typo in a verb's flags: that verb's usage, not the top level's
         _verb_parser(parser, args.command).error(f"unrecognized arguments: {' '.join(extra)}")
     _lenient_output()
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING, format="patchkit: %(message)s"
-    )
+    if not args.handler.startswith("patchkit.cli.warm:"):
+        configure_logging(args)  # (a warm path configures it when it takes the full path)
     progress.configure(quiet=args.quiet)
     try:
         code: int = _resolve(args.handler)(args)
         return code
-    except PatchkitError as exc:
+    except BaseException as exc:
+        return _failed(exc)
+
+
+def _failed(exc: BaseException) -> int:
+    """The message and exit code of a command that raised. Rendering (rich on a terminal, and
+    the data model the tables draw) is imported here, at the edge, and only here: a command
+    that ends well without drawing a table (a warm ``apply``) never loads it."""
+    from patchkit.cli.render import err_console, literal
+
+    if isinstance(exc, PatchkitError):
         err_console.print(f"[red]error:[/] {literal(exc.message)}", markup=True, soft_wrap=True)
         if exc.hint:
             err_console.print(f"  [bold]what to do:[/] {literal(exc.hint)}", soft_wrap=True)
         return exc.exit_code
-    except KeyboardInterrupt:
+    if isinstance(exc, KeyboardInterrupt):
         err_console.print("interrupted")
         return 130
-    except Exception:
-        log = _crash_log()
-        err_console.print(
-            f"[red]internal error[/]: a bug in patchkit. Details in {log}; "
-            "please report it with that file."
-        )
-        return 70
+    if not isinstance(exc, Exception):
+        raise exc  # SystemExit and the like go on
+    log = _crash_log()  # (called while the exception is handled: its traceback is at hand)
+    err_console.print(
+        f"[red]internal error[/]: a bug in patchkit. Details in {log}; "
+        "please report it with that file."
+    )
+    return 70
 
 
 def entry() -> None:

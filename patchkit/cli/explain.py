@@ -60,14 +60,6 @@ def explain_json(results: Sequence[PatchResult]) -> dict[str, list[dict[str, Any
     return {r.patch_id: [placement_json(m) for m in r.placements] for r in results}
 
 
-def explain_arg(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--explain",
-        action="store_true",
-        help="per hunk of each diff: where it went (file:line, scope path) and by which rule",
-    )
-
-
 def print_explained(args: argparse.Namespace, results: Sequence[PatchResult]) -> None:
     """The placements as plain lines, when ``--explain`` asked for them."""
     if getattr(args, "explain", False):

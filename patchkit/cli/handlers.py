@@ -20,7 +20,7 @@ from patchkit.cli.render import (
 from patchkit.errors import ConfigError
 from patchkit.model import LockEntry, Outcome, PatchMeta, PatchResult
 from patchkit.ops.context import Project, load_project, open_tree
-from patchkit.ops.status import status, status_target
+from patchkit.ops.status import StatusReport, status, status_target
 from patchkit.workspace.tree import Tree
 from patchkit.workspace.txn import Recovery
 
@@ -32,14 +32,14 @@ def tree_of(entry: LockEntry, args: argparse.Namespace) -> Tree:
     return open_tree(entry, where_of(args))
 
 
-def _project(args: argparse.Namespace) -> Project:
+def project_of(args: argparse.Namespace) -> Project:
     return load_project(args.project, args.sets)
 
 
 def fetch_cmd(args: argparse.Namespace) -> int:
     from patchkit.ops.fetch import fetch_target
 
-    fetched = fetch_target(project=_project(args), target=args.target)
+    fetched = fetch_target(project=project_of(args), target=args.target)
     console.print(
         f"{args.target} {fetched.version} (upstream {fetched.upstream_commit}) at {fetched.path}"
     )
@@ -47,11 +47,16 @@ def fetch_cmd(args: argparse.Namespace) -> int:
 
 
 def apply_cmd(args: argparse.Namespace) -> int:
+    project = project_of(args)
+    return show_apply(args, project, run_apply(args, project))
+
+
+def run_apply(args: argparse.Namespace, project: Project) -> TargetApply:
+    """``apply`` as the arguments ask; a failure is rendered, then raised."""
     from patchkit.ops.apply import ApplyFailed, apply_target  # the engine: not for status
 
-    project = _project(args)
     try:
-        done = apply_target(
+        return apply_target(
             project=project,
             target=args.target,
             where=where_of(args),
@@ -65,6 +70,10 @@ def apply_cmd(args: argparse.Namespace) -> int:
         _render_results(args, args.target, None, exc.results, "apply: FAILED", written=False)
         exc.hint = _apply_failed_hint(args.target, exc.results)
         raise
+
+
+def show_apply(args: argparse.Namespace, project: Project, done: TargetApply) -> int:
+    """What ``apply`` says after it applied (and runs ``--verify``)."""
     _say_before(args, done)
     report, tree = done.report, done.tree
     _say_recovered(args, report.recovered)
@@ -158,7 +167,12 @@ def _render_results(
 
 
 def status_cmd(args: argparse.Namespace) -> int:
-    report = status_target(project=_project(args), target=args.target, where=where_of(args))
+    return show_status(
+        args, status_target(project=project_of(args), target=args.target, where=where_of(args))
+    )
+
+
+def show_status(args: argparse.Namespace, report: StatusReport) -> int:
     if args.json:
         print_json(report.to_json())
     else:
@@ -172,7 +186,7 @@ def reset_cmd(args: argparse.Namespace) -> int:
     from patchkit.ops.reset import reset_target
 
     tree, report = reset_target(
-        project=_project(args), target=args.target, where=where_of(args), force=args.force
+        project=project_of(args), target=args.target, where=where_of(args), force=args.force
     )
     _say_recovered(args, report.recovered)
     if args.json:
@@ -198,7 +212,7 @@ def show_cmd(args: argparse.Namespace) -> int:
     from patchkit.ops.show import show_patch
 
     diff = show_patch(
-        project=_project(args), patch_id=args.patch, target=args.target, checkout=args.checkout
+        project=project_of(args), patch_id=args.patch, target=args.target, checkout=args.checkout
     )
     sys.stdout.buffer.write(diff)
     return 0
@@ -213,7 +227,7 @@ def record_cmd(args: argparse.Namespace) -> int:
             hint="make the edit in a checkout (`patchkit fetch`), then record",
         )
     report = record_target(
-        project=_project(args),
+        project=project_of(args),
         target=args.target,
         patch_id=args.patch,
         checkout=args.checkout,

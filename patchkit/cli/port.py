@@ -6,7 +6,8 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
-from patchkit.cli.explain import explain_arg, explain_json, explain_lines
+from patchkit.cli import explain_arg
+from patchkit.cli.explain import explain_json, explain_lines
 from patchkit.cli.render import console, print_json, results_json, results_table
 from patchkit.errors import PatchFailed
 from patchkit.ops.port import port

@@ -11,7 +11,8 @@ from typing import TypeVar
 
 from rich.table import Table
 
-from patchkit.cli.explain import explain_arg, placement_json, placement_line
+from patchkit.cli import explain_arg
+from patchkit.cli.explain import placement_json, placement_line
 from patchkit.cli.render import console, err_console, print_json
 from patchkit.errors import ConfigError, RebaseStopped, VerificationFailed
 from patchkit.ops.context import Project, load_project

@@ -32,6 +32,22 @@ class ApplyReport:
     written: tuple[str, ...]
     noop: bool = False
     recovered: Recovery | None = None  # an interrupted write this run rolled back first
+    trace: ApplyTrace | None = None  # what the run read and wrote (a warm run replays it)
+
+
+@dataclass(frozen=True)
+class ApplyTrace:
+    """What one apply that wrote a tree depended on and produced: the tree's files as it read
+    them (bytes and modes), the files it only fingerprinted, the directories it listed, the
+    writes and the new state. ``ops/warm_record.py`` keeps it for a warm run to replay."""
+
+    read: dict[str, bytes | None]
+    modes: dict[str, int | None]
+    fingerprinted: frozenset[str]
+    listed: dict[str, tuple[str, ...]]
+    writes: tuple[Write, ...]
+    state: State | None
+    state_before: State | None
 
 
 class ApplyFailed(PatchFailed):
@@ -139,6 +155,8 @@ def _apply(
     overlay = _originals(tree, store, state)
     overlay.base = seen.read  # the tree as it is, each file read once
     overlay.base_fingerprint = seen.fingerprint
+    overlay.listing = seen.listing
+    overlay.base_mode = seen.mode
     results = run_series(patches, overlay, blobs, explain=explain)
     failed = [r for r in results if not r.outcome.ok]
     if failed:
@@ -148,7 +166,12 @@ def _apply(
     writes = _writes(seen, overlay, state)
     commit(tree, store, writes, new_state, command="apply", expected=seen.contents)
     return ApplyReport(
-        entry.name, commit_id, tuple(results), tuple(w.path for w in writes), recovered=recovered
+        entry.name,
+        commit_id,
+        tuple(results),
+        tuple(w.path for w in writes),
+        recovered=recovered,
+        trace=seen.trace(writes, new_state, state),
     )
 
 
@@ -188,6 +211,9 @@ class _Seen:
     def __init__(self, tree: Tree) -> None:
         self.tree = tree
         self._files: dict[str, bytes | None] = {}
+        self.modes: dict[str, int | None] = {}  # each file's mode as first asked
+        self.fingerprinted: set[str] = set()  # files judged by their fingerprint alone
+        self.listed: dict[str, tuple[str, ...]] = {}  # directories listed, and what they held
 
     @property
     def contents(self) -> dict[str, bytes | None]:
@@ -202,10 +228,28 @@ class _Seen:
     def fingerprint(self, path: str) -> tuple[int, ...] | None:
         """The file's fingerprint, taken before its content is read; None once it was read
         (the bytes kept may be older than the file now: no verdict may pair them)."""
-        return None if path in self._files else self.tree.fingerprint(path)
+        if path in self._files:
+            return None
+        self.fingerprinted.add(path)
+        return self.tree.fingerprint(path)
 
     def mode(self, path: str) -> int | None:
-        return self.tree.mode(path)
+        if path not in self.modes:
+            self.modes[path] = self.tree.mode(path)
+        return self.modes[path]
+
+    def listing(self, directory: str) -> list[str]:
+        found = self.tree.files_under(directory)
+        self.listed.setdefault(directory, tuple(found))
+        return found
+
+    def trace(
+        self, writes: Sequence[Write], state: State | None, before: State | None
+    ) -> ApplyTrace:
+        fingerprinted = frozenset(self.fingerprinted)
+        return ApplyTrace(
+            self._files, self.modes, fingerprinted, self.listed, tuple(writes), state, before
+        )
 
 
 def _writes(tree: _Seen, overlay: Overlay, state: State | None) -> list[Write]:

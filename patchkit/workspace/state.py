@@ -21,6 +21,8 @@ STATE_VERSION = 1
 
 @dataclass(frozen=True)
 class FileRecord:
+    """A file patchkit changed: its digest and mode before, and what patchkit left."""
+
     path: str
     original: str | None  # sha256 of the content before patchkit; None: the file did not exist
     original_mode: int | None
@@ -30,6 +32,8 @@ class FileRecord:
 
 @dataclass(frozen=True)
 class AppliedPatch:
+    """A patch as applied: its digest then, its outcome, the files it changed."""
+
     id: str
     set_name: str
     kind: str
@@ -41,6 +45,8 @@ class AppliedPatch:
 
 @dataclass(frozen=True)
 class State:
+    """What patchkit applied to a tree, and the files it changed."""
+
     target: str
     commit: str | None  # upstream commit of the tree
     lock_version: str

@@ -14,7 +14,6 @@ from pathlib import Path
 
 from patchkit.errors import TreeError, UnsafePathError, shown
 from patchkit.fileio import read_fd
-from patchkit.gitrepo import git_dirs, locate_checkout
 from patchkit.trust.paths import at_or_inside, inside, names_git_dir
 from patchkit.workspace.mounts import stat_is_fresh
 
@@ -196,6 +195,8 @@ def checkout_tree(path: Path, target: str) -> Tree:
         raise TreeError(
             f"{path} is not a directory", hint="pass --checkout DIR of a target checkout"
         )
+    from patchkit.gitrepo import git_dirs, locate_checkout  # (git's: not for a warm run's tree)
+
     found = locate_checkout(path)
     if found is None:
         raise TreeError(

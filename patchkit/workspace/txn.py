@@ -31,6 +31,8 @@ JOURNAL_VERSION = 2
 
 @dataclass(frozen=True)
 class Write:
+    """One file to write (``content`` None: remove it), with its mode."""
+
     path: str  # repository path
     content: bytes | None  # None deletes the file
     mode: int | None = None

@@ -1,12 +1,14 @@
 """A command imports what it uses and nothing else: ``status`` and a warm ``apply`` (a rewrite
 cache hit) run in a new process, output to a pipe, must not import libcst, the rewrite modules,
-the package-index client, rich (no terminal), GitPython or tomlkit."""
+the package-index client, rich (no terminal), GitPython or tomlkit; a replayed ``apply`` or
+``status`` (``ops/warm.py``) not even the engine, the patch-set reader or the data model."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -141,3 +143,40 @@ def test_every_patch_state_has_its_style() -> None:
     from patchkit.ops.status import PatchState
 
     assert set(_STATE_STYLE) == {state.value for state in PatchState}
+
+
+# What a replayed apply or status never loads: the engine and its parsers, the index client and
+# the upstream sources, rich, the patch-set reader, the verbs' full paths, verification.
+HEAVY = (
+    "patchkit.engine",
+    "libcst",
+    "tree_sitter",
+    "rich",
+    "pypi_simple",
+    "patchkit.upstream",
+    "patchkit.patchset",
+    "patchkit.tomlread",
+    "patchkit.model",
+    "patchkit.ops.apply",
+    "patchkit.ops.status",
+    "patchkit.ops.context",
+    "patchkit.verification",
+    "patchkit.gitrepo",
+    "multiprocessing",
+    "subprocess",
+    "logging",
+)
+
+
+def test_a_replayed_apply_and_status_import_none_of_the_heavy_modules(tmp_path: Path) -> None:
+    s = _scenario(tmp_path)
+    time.sleep(2.1)  # inputs changed in the last two seconds make no record (racily clean)
+    full = _run(s, tmp_path, "apply")
+    assert "patchkit.engine.series" in full  # the probe sees the full path's imports
+    _run(s, tmp_path, "reset")
+    warm = _run(s, tmp_path, "apply")
+    assert s.read("pkg/limits.py") == b"LIMIT = 2\n" and s.read("a.txt") == b"A\n"
+    assert _imported(warm, HEAVY) == []
+    time.sleep(2.1)  # the files apply wrote settle
+    assert "patchkit.ops.status" in _run(s, tmp_path, "status")
+    assert _imported(_run(s, tmp_path, "status"), HEAVY) == []

@@ -1,0 +1,135 @@
+"""``apply`` and ``status`` on the command line: the warm path first (``ops/warm.py``: what a
+recorded run did, done again when nothing it depended on changed), else the full path, whose
+output is kept, with what it depended on, for the next run (``ops/warm_record.py``).
+
+Only output to pipes and files is recorded and replayed: a terminal draws with rich, at its
+own width and colours. ``--verify``, ``--installed`` and ``--verbose`` always take the full
+path (they run tests, read another interpreter's packages, or log each git command).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import IO
+
+from patchkit.cli import configure_logging
+from patchkit.ops.warm import Replayed, replay_apply, replay_status, request_key
+
+
+def _key(command: str, args: argparse.Namespace, *options: object) -> str | None:
+    """The record's name for this command line, or None when it takes the full path."""
+    if args.installed or args.verbose or getattr(args, "verify", False):
+        return None
+    if any(_is_terminal(stream) for stream in (sys.stdout, sys.stderr)):
+        return None
+    return request_key(
+        command,
+        project=args.project,
+        target=args.target,
+        checkout=args.checkout,
+        options=[args.sets, args.include, args.json, *options],
+    )
+
+
+def _is_terminal(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _emit(done: Replayed) -> int:
+    sys.stdout.write(done.stdout)
+    sys.stderr.write(done.stderr)
+    return 0
+
+
+class _Tee:
+    """A text stream that also keeps what was written to it."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self.parts: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.parts.append(text)
+        return self.stream.write(text)
+
+    def __getattr__(self, name: str) -> object:  # isatty, flush, encoding...: the stream's
+        return getattr(self.stream, name)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+class _Captured:
+    """stdout and stderr written through and kept, for the record."""
+
+    def __enter__(self) -> _Captured:
+        self.out, self.err = _Tee(sys.stdout), _Tee(sys.stderr)
+        sys.stdout, sys.stderr = self.out, self.err
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sys.stdout, sys.stderr = self.out.stream, self.err.stream
+
+
+def apply_cmd(args: argparse.Namespace) -> int:
+    key = _key("apply", args, args.exclude, args.allow_dirty, args.allow_other_commit, args.explain)
+    if key is not None:
+        done = replay_apply(key)
+        if done is not None:
+            return _emit(done)
+    started = time.time_ns()
+    configure_logging(args)
+    from patchkit.cli import handlers  # the full path: the project, the engine, the tables
+
+    project = handlers.project_of(args)
+    applied = handlers.run_apply(args, project)
+    with _Captured() as said:
+        code = handlers.show_apply(args, project, applied)
+    if key is not None and code == 0:
+        from patchkit.ops.warm_record import record_apply
+
+        record_apply(
+            key,
+            started_ns=started,
+            start=args.project,
+            project=project,
+            done=applied,
+            said=(said.out.text, said.err.text),
+        )
+    return code
+
+
+def status_cmd(args: argparse.Namespace) -> int:
+    key = _key("status", args)
+    if key is not None:
+        done = replay_status(key)
+        if done is not None:
+            return _emit(done)
+    started = time.time_ns()
+    configure_logging(args)
+    from patchkit.cli import handlers  # the full path
+    from patchkit.cli.args import where_of
+    from patchkit.ops.status import status_target
+
+    project = handlers.project_of(args)
+    report = status_target(project=project, target=args.target, where=where_of(args))
+    with _Captured() as said:
+        code = handlers.show_status(args, report)
+    if key is not None and code == 0:
+        from patchkit.ops.warm_record import record_status
+
+        record_status(
+            key,
+            started_ns=started,
+            start=args.project,
+            project=project,
+            report=report,
+            said=(said.out.text, said.err.text),
+        )
+    return code

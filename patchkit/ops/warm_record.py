@@ -1,0 +1,165 @@
+"""Recording a full ``apply`` or ``status`` for the warm path (``ops/warm.py``): what it printed,
+what it wrote, and every input it depended on (``workspace/replay.py``):
+
+- the project: the lock (and that no nearer directory has one), the patch sets' directory,
+  each set's manifest, every file beside its patches and the directory listing them, its
+  verification records (tracked, and this machine's in the cache);
+- patchkit's own code;
+- the tree: the files the run read (kept as it read them), those it judged by their
+  fingerprint alone, the directories it listed, the files that name its commit and pins,
+  git's ``HEAD``, the ref it names and the index, the state and the journal.
+
+No record is made when the run recovered an interrupted write, found a state (an apply
+replays only onto a tree without patchkit's changes, as after ``reset``), or when an input
+changed in the two seconds before the run or while it ran.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from patchkit.ops.apply import TargetApply
+from patchkit.ops.context import Project
+from patchkit.ops.status import StatusReport
+from patchkit.targets import profile
+from patchkit.verification.records import records_path
+from patchkit.workspace import replay
+from patchkit.workspace.state import StateStore
+from patchkit.workspace.tree import Tree, checkout_tree, sha256
+from patchkit.workspace.txn import journal_path
+
+
+def project_inputs(start: Path, project: Project) -> list[str]:
+    """The files and directories (ending in "/") loading ``project`` from ``start`` reads."""
+    found = [
+        str(directory / "upstream.lock")
+        for directory in (start.resolve(), *start.resolve().parents)
+        if directory != project.root and project.root in directory.parents
+    ]  # none of them has a lock
+    found.append(str(project.root / "upstream.lock"))
+    base = project.root / "patchsets"
+    found.append(f"{base}/")
+    for name in sorted(os.listdir(base)) if base.is_dir() else []:
+        root = base / name
+        found += [str(root / "patchset.toml"), f"{root / 'patches'}/"]
+        found += [str(records_path(root)), str(records_path(root, tracked=False))]
+        patches = root / "patches"
+        with os.scandir(patches) if patches.is_dir() else _nothing() as entries:
+            found += [entry.path for entry in entries if not entry.is_dir(follow_symlinks=False)]
+    return found
+
+
+class _nothing:
+    def __enter__(self) -> list[os.DirEntry[str]]:
+        return []
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def tree_inputs(tree: Tree) -> list[str]:
+    """The tree's files that say which commit it is at and what it pins, and git's ``HEAD``,
+    the ref it names and the index (the clean check asks git)."""
+    found = []
+    prof = profile(tree.target)
+    for path in (prof.version_file, prof.pins_file) if prof else ():
+        if path and tree.holds(path):
+            found.append(str(tree.place(path)))
+    git_dir = tree.state_dir.parent
+    found += [str(git_dir / "HEAD"), str(git_dir / "index"), str(git_dir / "commondir")]
+    head = replay.read(str(git_dir / "HEAD")) or b""
+    if head.startswith(b"ref: "):
+        common = replay.read(str(git_dir / "commondir"))
+        refs = (git_dir / common.decode().strip()).resolve() if common else git_dir
+        found += [str(refs / head[5:].decode().strip()), str(refs / "packed-refs")]
+    return found
+
+
+def _said(record: dict[str, Any], said: tuple[str, str]) -> dict[str, Any]:
+    return {**record, "stdout": said[0], "stderr": said[1], "code": replay.code_key()}
+
+
+def record_apply(
+    key: str,
+    *,
+    started_ns: int,
+    start: Path,
+    project: Project,
+    done: TargetApply,
+    said: tuple[str, str],
+) -> bool:
+    """Keep what this apply did for a warm run; False when it cannot be replayed."""
+    report, tree, trace = done.report, done.tree, done.report.trace
+    if trace is None or trace.state is None or trace.state_before is not None:
+        return False  # a no-op, or applied over earlier changes: nothing to replay
+    if report.recovered is not None or tree.kind != "checkout":
+        return False
+    store = StateStore(tree.state_dir)
+    state_bytes = replay.read(str(store.file))
+    if state_bytes is None or sha256(state_bytes) != StateStore.render(trace.state):
+        return False  # written again since (another apply)
+    writes = []
+    for write in trace.writes:
+        sha = store.put(write.content) if write.content is not None else None
+        if replay.digest(replay.read(str(tree.place(write.path)))) != sha:
+            return False  # changed since it was written: what was printed may not hold
+        writes.append([write.path, sha, write.mode])
+    known = {
+        str(tree.place(path)): (content, trace.modes.get(path))
+        for path, content in trace.read.items()
+    }
+    known[str(store.file)] = known[str(journal_path(store))] = (None, None)
+    paths = [str(tree.place(p)) for p in sorted(trace.fingerprinted - set(trace.read))]
+    inputs = replay.snapshot(
+        [*project_inputs(start, project), *tree_inputs(tree), *paths], started_ns, known
+    )
+    if inputs is None:
+        return False
+    record = {
+        "command": "apply",
+        **_where(tree),
+        "inputs": inputs,
+        "listed": {d: list(found) for d, found in trace.listed.items()},
+        "writes": writes,
+        "places": {w.path: str(tree.place(w.path)) for w in trace.writes},
+        "state": store.put(state_bytes),
+    }
+    replay.store(key, _said(record, said))
+    return True
+
+
+def _where(tree: Tree) -> dict[str, str]:
+    return {"root": str(tree.root), "state_dir": str(tree.state_dir), "target": tree.target}
+
+
+def record_status(
+    key: str,
+    *,
+    started_ns: int,
+    start: Path,
+    project: Project,
+    report: StatusReport,
+    said: tuple[str, str],
+) -> bool:
+    """Keep what this status printed for a warm run; False when it cannot be replayed."""
+    if report.pending is not None:
+        return False
+    tree = checkout_tree(Path(report.root), report.target)
+    store = StateStore(tree.state_dir)
+    state = store.load()
+    files: Iterable[str] = state.files if state else ()
+    paths = [
+        *project_inputs(start, project),
+        *tree_inputs(tree),
+        str(store.file),
+        str(journal_path(store)),
+        *(str(tree.place(path)) for path in sorted(files)),
+    ]
+    inputs = replay.snapshot(paths, started_ns, {})
+    if inputs is None:
+        return False
+    replay.store(key, _said({"command": "status", **_where(tree), "inputs": inputs}, said))
+    return True
