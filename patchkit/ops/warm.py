@@ -55,7 +55,9 @@ def request_key(
 
 
 def _tree(record: dict[str, Any]) -> Tree:
-    return Tree(Path(record["root"]), Path(record["state_dir"]), str(record["target"]))
+    """The checkout the recorded run wrote, fenced from its git directories as it was."""
+    root, state_dir = Path(record["root"]), Path(record["state_dir"])
+    return Tree(root, state_dir, str(record["target"]), fenced=tuple(record["fenced"]))
 
 
 def _usable(record: dict[str, Any] | None, command: str) -> bool:

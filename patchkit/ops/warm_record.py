@@ -131,8 +131,14 @@ def record_apply(
     return True
 
 
-def _where(tree: Tree) -> dict[str, str]:
-    return {"root": str(tree.root), "state_dir": str(tree.state_dir), "target": tree.target}
+def _where(tree: Tree) -> dict[str, Any]:
+    """Where the tree is, and the git directories it may never write into."""
+    return {
+        "root": str(tree.root),
+        "state_dir": str(tree.state_dir),
+        "target": tree.target,
+        "fenced": list(tree.fenced),
+    }
 
 
 def record_status(
