@@ -185,7 +185,7 @@ def table(
         first = max((len(plain(r[0]).split("\n")[0].split(" ")[0]) for r in rows), default=0)
         drawn.add_column(columns[0], min_width=first, overflow="fold")  # ids: never cut
         for column in columns[1:]:
-            drawn.add_column(column)
+            drawn.add_column(column, overflow="fold")  # paths whole too, over lines
         for row in rows:
             drawn.add_row(*row)
         return drawn
