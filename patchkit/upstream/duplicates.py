@@ -8,6 +8,7 @@ merged, then open, then closed unmerged; none when nothing counts."""
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -16,8 +17,14 @@ from patchkit.errors import SourceError
 from patchkit.model import PatchKind, PatchMeta, PrState, RelatedPr, UpstreamPr
 from patchkit.upstream.github import Gh
 
+log = logging.getLogger("patchkit.upstream.duplicates")
+
 FIELDS = "number,url,state,title,files,author"
 LIMIT = "30"
+MAX_PRS = int(LIMIT)  # PRs of one answer examined (each may cost a `gh pr diff`), whatever gh sends
+MAX_DIFFS = 30  # `gh pr diff` calls for one patch, whatever the searches found
+MAX_NUMBER = 10**9  # a pull request number larger than this is not one
+MAX_TITLE = 300  # characters of a PR title kept
 MAX_KEYWORDS = 3
 PROJECTS = {"vllm", "flashinfer"}  # names that are everywhere in their own repository
 LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")
@@ -78,18 +85,21 @@ class _Search:
         self.found: dict[int, Found] = {}
         self.files = patch_files(meta)
         self.words = keywords(meta)
+        self.diffs = 0  # `gh pr diff` calls made
 
     def add(self, raw: object, why: str) -> None:
-        if not isinstance(raw, dict) or not str(raw.get("number", "")).isdigit():
+        number = _pr_number(raw)
+        if number is None or not isinstance(raw, dict):
             raise SourceError(
-                f"`gh` answered for {self.slug} without a pull request number: {str(raw)[:200]}",
+                f"`gh` answered for {self.slug} without a pull request number "
+                f"(a whole number from 1 to {MAX_NUMBER}): {_short(raw)}",
                 hint="update the GitHub CLI (gh --version), then try again",
             )
-        number = int(str(raw["number"]))
-        state = _STATES.get(str(raw.get("state", "")).upper(), PrState.CLOSED)
+        state = _STATES.get(_text(raw.get("state")).upper(), PrState.CLOSED)
         old = self.found.get(number)
         evidence = (*old.evidence, why) if old else (why,)
-        url, title = str(raw.get("url", "")), str(raw.get("title", ""))
+        url = f"https://github.com/{self.slug}/pull/{number}"  # never a URL gh made up
+        title = _text(raw.get("title"))[:MAX_TITLE]
         who = raw.get("author")
         login = str(who.get("login", "")) if isinstance(who, dict) else ""
         author = login if LOGIN.match(login) else ""
@@ -106,7 +116,17 @@ class _Search:
     def _list(self, query: str) -> list[object]:
         args = ("--state", "all", "--search", query, "--json", FIELDS, "--limit", LIMIT)
         result = self.gh.json("pr", "list", "--repo", self.slug, *args)
-        return result if isinstance(result, list) else []
+        listed = result if isinstance(result, list) else []
+        if len(listed) > MAX_PRS:
+            log.warning(
+                "`gh pr list` answered %d PRs for %r in %s; only the first %d (MAX_PRS) are "
+                "examined",
+                len(listed),
+                query,
+                self.slug,
+                MAX_PRS,
+            )
+        return listed[:MAX_PRS]
 
     def issues(self) -> None:
         for number in (_number(i, self.slug) for i in self.meta.issues):
@@ -120,19 +140,53 @@ class _Search:
             for raw in self._list(word):
                 files = raw.get("files") if isinstance(raw, dict) else None
                 touched = [f for f in _paths(files) if f in self.files]
-                if touched and self._same_code(str(raw["number"]), touched):  # type: ignore[index]
+                number = _pr_number(raw)
+                if touched and number is not None and self._same_code(str(number), touched):
                     self.add(raw, f"changes {', '.join(touched)} ({word})")
 
     def _same_code(self, number: str, files: Iterable[str]) -> bool:
-        """Whether the PR's diff of ``files`` names one of the patch's identifiers."""
+        """Whether the PR's diff of ``files`` names one of the patch's identifiers (False
+        once MAX_DIFFS diffs were read for this patch: said once)."""
+        self.diffs += 1
+        if self.diffs > MAX_DIFFS:
+            if self.diffs == MAX_DIFFS + 1:
+                log.warning(
+                    "%s: more PRs change its files than the %d (MAX_DIFFS) whose diffs are "
+                    "read; the rest are not examined",
+                    self.meta.id,
+                    MAX_DIFFS,
+                )
+            return False
         diff = self.gh.text("pr", "diff", number, "--repo", self.slug)
         lines = _changed(diff, set(files))
         return any(word in line for line in lines for word in self.words)
 
 
+def _pr_number(raw: object) -> int | None:
+    """A PR's number as gh gives it (an integer, or digits), within 1..MAX_NUMBER."""
+    value = raw.get("number") if isinstance(raw, dict) else None
+    if isinstance(value, str) and value.isdigit() and len(value) <= 10:
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_NUMBER:
+        return None
+    return value
+
+
+def _text(value: object) -> str:
+    """A string field of gh's answer; anything else (a number, a table) counts as empty."""
+    return value if isinstance(value, str) else ""
+
+
+def _short(raw: object) -> str:
+    """What a person sees of an answer patchkit cannot use: its kind and keys, never all of it."""
+    if isinstance(raw, dict):
+        return "an object with keys " + ", ".join(sorted(str(k)[:40] for k in raw)[:10])
+    return f"a {type(raw).__name__}"
+
+
 def _paths(files: object) -> list[str]:
     items = files if isinstance(files, list) else []
-    return [str(f.get("path")) for f in items if isinstance(f, dict) and f.get("path")]
+    return [f["path"] for f in items if isinstance(f, dict) and isinstance(f.get("path"), str)]
 
 
 def _changed(diff: str, files: set[str]) -> list[str]:

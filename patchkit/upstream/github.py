@@ -19,6 +19,8 @@ from patchkit.errors import ConfigError, SourceError
 
 log = logging.getLogger("patchkit.upstream.github")
 TIMEOUT_S = 120
+MAX_JSON_BYTES = 32 * 1024 * 1024  # a `gh --json` answer larger than this is refused
+MAX_JSON_DEPTH = 32  # arrays and objects inside each other: gh's answers use five
 
 
 def slug(repository: str) -> str:
@@ -80,8 +82,41 @@ class Gh:
         return proc.stdout
 
     def json(self, *args: str) -> Any:
+        """The JSON ``gh`` prints, within :data:`MAX_JSON_BYTES` and :data:`MAX_JSON_DEPTH`
+        (integers within Python's 4300 digits); anything else is a SourceError naming the
+        command and the limit, never a crash."""
         out = self.text(*args)
+        command = f"`gh {' '.join(args[:2])}`"
+        if len(out) > MAX_JSON_BYTES:
+            raise SourceError(
+                f"{command} printed {len(out)} characters, over the limit of {MAX_JSON_BYTES} "
+                "(MAX_JSON_BYTES); nothing was read"
+            )
         try:
-            return json.loads(out)
-        except ValueError:
-            raise SourceError(f"`gh {' '.join(args[:2])}` printed no JSON: {out[:200]!r}") from None
+            value = json.loads(out)
+        except (ValueError, RecursionError) as exc:  # not JSON, an integer of 4300+ digits
+            reason = str(exc)[:120] if isinstance(exc, ValueError) else "nested too deep"
+            raise SourceError(f"{command} printed no JSON patchkit reads ({reason})") from None
+        if _depth(value) > MAX_JSON_DEPTH:
+            raise SourceError(
+                f"{command} printed JSON nested deeper than {MAX_JSON_DEPTH} levels "
+                "(MAX_JSON_DEPTH); nothing was read"
+            )
+        return value
+
+
+def _depth(value: Any) -> int:
+    """How deep arrays and objects nest in ``value`` (walked without recursion)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        children = (
+            item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        )
+        if children is None:
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_JSON_DEPTH:
+            return deepest
+        stack.extend((child, level + 1) for child in children)
+    return deepest
