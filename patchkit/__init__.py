@@ -16,7 +16,10 @@ Names are imported on first use, so ``import patchkit`` costs nothing a command 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # typing is not imported at run time: a warm run does without it
+if TYPE_CHECKING:
+    from typing import Any
 
 __version__ = "0.1.0"
 

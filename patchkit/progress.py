@@ -10,9 +10,12 @@ import enum
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, TextIO, TypeVar
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # typing is not imported at run time: a warm run does without it
+if TYPE_CHECKING:
+    from typing import Any, TextIO, TypeVar
+
+    T = TypeVar("T")
 
 
 class Mode(str, enum.Enum):

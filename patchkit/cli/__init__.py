@@ -12,10 +12,13 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from patchkit import __version__, progress
 from patchkit.errors import EXIT_CODES, PatchkitError
+
+TYPE_CHECKING = False  # typing is not imported at run time: a warm run does without it
+if TYPE_CHECKING:
+    from typing import Any
 
 Handler = Callable[[argparse.Namespace], int]
 

@@ -12,10 +12,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import IO
 
 from patchkit.cli import configure_logging
 from patchkit.ops.warm import Replayed, replay_apply, replay_status, request_key
+
+TYPE_CHECKING = False  # typing is not imported at run time: a warm run does without it
+if TYPE_CHECKING:
+    from typing import IO
 
 
 def _key(command: str, args: argparse.Namespace, *options: object) -> str | None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from patchkit.errors import TreeError
 from patchkit.workspace import replay
@@ -28,6 +27,10 @@ from patchkit.workspace.locks import reading, writing
 from patchkit.workspace.state import StateStore
 from patchkit.workspace.tree import Tree
 from patchkit.workspace.txn import Write, commit
+
+TYPE_CHECKING = False  # typing is not imported at run time: a warm run does without it
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Replayed:
@@ -85,7 +88,7 @@ def replay_apply(key: str) -> Replayed | None:
                 Write(path, store.get(sha) if sha else None, mode)
                 for path, sha, mode in record["writes"]
             ]
-            state = StateStore.parse(store.get(record["state"]), store.file)
+            state = store.get(record["state"])  # the state file the recorded run wrote
         except TreeError:
             return None  # a saved result is gone or damaged: the full path makes it again
         if not all(place in again for place in record["places"].values()):

@@ -21,7 +21,6 @@ import json
 import os
 import stat
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from patchkit.cache import Cache
 from patchkit.workspace.mounts import stat_is_fresh
@@ -30,8 +29,12 @@ VERSION = 1
 SETTLED_NS = 2_000_000_000  # a file unchanged this long before a run is not racy
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
-# path -> [sha256 or None (no file), executable (None: no file), fingerprint ([] : read it)]
-Inputs = dict[str, list[Any]]
+TYPE_CHECKING = False  # typing is not imported at run time: a warm run does without it
+if TYPE_CHECKING:
+    from typing import Any
+
+    # path -> [sha256 or None (no file), executable (None: not compared), fingerprint ([]: read it)]
+    Inputs = dict[str, list[Any]]
 
 
 def fingerprint(path: str) -> list[int] | None:

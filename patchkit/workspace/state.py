@@ -11,10 +11,13 @@ import os
 import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
 
 from patchkit.errors import TreeError, shown
 from patchkit.workspace.tree import sha256
+
+TYPE_CHECKING = False  # typing is not imported at run time: a warm run does without it
+if TYPE_CHECKING:
+    from typing import Any
 
 STATE_VERSION = 1
 
@@ -94,14 +97,15 @@ class StateStore:
         """The sha256 of the state file ``save(state)`` writes (None: no state file)."""
         return None if state is None else sha256(_dump(state))
 
-    def save(self, state: State | None) -> None:
+    def save(self, state: State | bytes | None) -> None:
+        """Write ``state`` (bytes: a state file as written before, replayed as it is)."""
         if state is None:
             self.file.unlink(missing_ok=True)
             return
         self.dir.mkdir(parents=True, exist_ok=True)
         tmp = self.file.with_suffix(".tmp")
         try:
-            tmp.write_bytes(_dump(state))
+            tmp.write_bytes(state if isinstance(state, bytes) else _dump(state))
         except BaseException:  # a full disk: no half-written file is left behind
             tmp.unlink(missing_ok=True)
             raise

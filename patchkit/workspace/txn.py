@@ -20,11 +20,14 @@ import stat
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from patchkit.errors import PatchkitError, TreeError
 from patchkit.workspace.state import State, StateStore
 from patchkit.workspace.tree import Tree, remove_file, sha256, write_file
+
+TYPE_CHECKING = False  # typing is not imported at run time: a warm run does without it
+if TYPE_CHECKING:
+    from typing import Any
 
 JOURNAL_VERSION = 2
 
@@ -188,12 +191,13 @@ def commit(
     tree: Tree,
     store: StateStore,
     writes: Iterable[Write],
-    state: State | _Keep | None,
+    state: State | bytes | _Keep | None,
     *,
     command: str = "apply",
     expected: Mapping[str, bytes | None] | None = None,
 ) -> None:
-    """Apply ``writes`` and save ``state`` (``KEEP``: leave it), or leave every file as it was.
+    """Apply ``writes`` and save ``state`` (``KEEP``: leave it; bytes: a state file as a recorded
+    run wrote it), or leave every file as it was.
     ``expected``: files as the command read them when it computed the writes; one that differs
     now was changed meanwhile by someone else, and nothing is written (their edit would be
     replaced, and lost from the state's originals)."""
@@ -259,7 +263,11 @@ def _journal(
 
 
 def _replace_all(
-    tree: Tree, store: StateStore, writes: list[Write], state: State | _Keep | None, done: list[str]
+    tree: Tree,
+    store: StateStore,
+    writes: list[Write],
+    state: State | bytes | _Keep | None,
+    done: list[str],
 ) -> None:
     """Replace the files one by one (each atomically, listed in ``done`` once replaced), then
     save the state; an OS failure is a TreeError naming what failed (the caller rolls back)."""
