@@ -299,6 +299,8 @@ def load_patchset(root: Path) -> PatchSet:
     table = Table(raw, manifest, "patchset")
     name = check_name(table.text("name"), what="set name", where=f"{manifest}: key `name`")
     targets = table.texts("targets")
+    for named in targets:
+        check_name(named, what="target", where=f"{manifest}: key `targets`")
     series = table.texts("series")
     for patch_id in series:
         if not ID_PATTERN.fullmatch(patch_id):

@@ -95,6 +95,8 @@ class Tree:
             raise UnsafePathError(f"{repo_path} is not part of the {self.kind} tree at {self.root}")
         if names_git_dir(mapped):
             raise UnsafePathError(f"{repo_path}: is inside .git; patches never touch it")
+        if any(part in ("", ".", "..") for part in mapped.split("/")):
+            raise UnsafePathError(f"{repo_path}: is no file of the tree (absolute, `.` or `..`)")
         root = self._real_text(str(self.root))
         candidate = Path(root, mapped)
         parent, name = os.path.split(str(candidate))

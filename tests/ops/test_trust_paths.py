@@ -7,11 +7,14 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from patchkit.errors import ConfigError, UnsafePathError
 from patchkit.gitrepo import blob_id
 from patchkit.ops.port import port
 from patchkit.patchset import load_patchset
+from patchkit.workspace.tree import checkout_tree
 from testing.builders import Scenario, run_git, snapshot
 
 FILES = {"a": "a one\na two\n"}
@@ -91,3 +94,45 @@ def test_port_base_that_looks_like_an_option_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="the release, tag or commit given: revision") as info:
         port(patch_file=patch, base_commit=f"--output={marker}", checkout=s.root)
     assert info.value.exit_code == 2 and not marker.exists()
+
+
+def test_set_target_that_is_no_name_is_refused_at_load(tmp_path: Path) -> None:
+    s = Scenario(tmp_path, FILES)
+    s.add("p1", {"a": "a one\na TWO\n"})
+    manifest = s.set_root / "patchset.toml"
+    manifest.write_text(manifest.read_text().replace('targets = ["demo"]', 'targets = ["../../x"]'))
+    with pytest.raises(ConfigError, match=r"patchset\.toml: key `targets`: target '\.\./\.\./x'"):
+        load_patchset(s.set_root)
+
+
+PARTS = ["a", "x", "gitlink", ".git", "hooks", "config", "sub", "..", ".", "out", "wt"]
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.sampled_from(PARTS), min_size=1, max_size=5))
+def test_no_path_a_tree_accepts_resolves_outside_or_into_a_git_dir(
+    tmp_path: Path, parts: list[str]
+) -> None:
+    base = tmp_path / "t"
+    if not base.exists():
+        s = Scenario(base, {"a": "1\n", "sub/x": "2\n"})
+        (base / "outside").mkdir()
+        for name, target in {
+            "gitlink": ".git",
+            "sub/hooks": "../.git/hooks",
+            "out": "../outside",
+        }.items():
+            os.symlink(target, s.root / name)
+        os.symlink(s.root / ".git", s.root / "wt")  # absolute
+    tree = checkout_tree(base / "upstream", "demo")
+    root = os.path.realpath(tree.root)
+    try:
+        place = tree.disk_path("/".join(parts))
+    except UnsafePathError:
+        return
+    assert place.name not in (".", "..")
+    resolved = os.path.join(os.path.realpath(place.parent), place.name)
+    assert resolved.startswith(root + os.sep)
+    assert ".git" not in resolved[len(root) :].split(os.sep)

@@ -77,7 +77,9 @@ PARTS = ["a", "b", "x", "..", ".", ".git", ".GIT", "gitlink", "out", "up", "deep
 PARTS += ["subgit", "sub", "self", "loop"]
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.lists(st.sampled_from(PARTS), min_size=1, max_size=6))
 def test_no_accepted_path_resolves_outside_or_into_a_git_dir(
     tmp_path: Path, parts: list[str]
