@@ -64,13 +64,14 @@ fi
 # prints status, rebases vLLM onto 0.20.0 (where the opt-in mxfp4 patch's test fails: the lock
 # stays, the report names the test) and drops that rebase. Run twice: the second apply is a
 # no-op and must still say so.
-python3 - <<'PY' > "$work/api.py"
+mkdir -p "$work/api"  # not beside the clone (a directory named patchkit would shadow the package)
+python3 - <<'PY' > "$work/api/example.py"
 import re
 text = open("docs/api.md").read()
 print(re.search(r"```python\n(.*?)```", text, re.S).group(1))
 PY
-step 0 python3 "$work/api.py"
-step 0 sh -c "python3 '$work/api.py' > '$work/api2.out'"
+step 0 python3 "$work/api/example.py"
+step 0 sh -c "python3 '$work/api/example.py' > '$work/api2.out'"
 check "docs/api.md's apply loop says something on an applied tree" grep -q "already applied" "$work/api2.out"
 check "docs/api.md's example left the project as it was" test -z "$(git status --porcelain)"
 
