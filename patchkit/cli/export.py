@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from patchkit.errors import ConfigError
+from patchkit.errors import ConfigError, PatchFailed
 from patchkit.export.prtext import Identity
 from patchkit.export.results import ExportReport
 from patchkit.ops.context import Project
@@ -36,7 +36,12 @@ def _add_what(parser: argparse.ArgumentParser) -> None:
     add("--set", dest="sets", action="append", metavar="NAME", help="patch set (repeatable)")
     add("--project", type=Path, default=Path("."), help="holds upstream.lock (default: .)")
     add("--checkout", type=Path, help="the checkout to make branches in (default: the cache's)")
-    add("--onto", metavar="REF", help="base the branches on REF instead of the lock")
+    add(
+        "--onto",
+        metavar="REF",
+        help="base the branches on REF instead of the lock; newest: upstream's newest commit (a "
+        "git source's default branch, a clone's origin/HEAD, else the newest release)",
+    )
 
 
 def _add_how(parser: argparse.ArgumentParser) -> None:
@@ -90,6 +95,7 @@ def report_lines(report: ExportReport) -> list[str]:
     if not report.upstream_base and report.exports:
         lines.append("  not pull-request branches: review the series; see the note above")
     lines += [f"left out: {why}" for why in report.left_out]
+    lines += [f"stopped: {why}" for why in report.stopped]
     for e in report.exports:
         lines.append(f"{e.state.value}: {e.branch} at {e.commit[:12]} ({', '.join(e.files)})")
         lines += [f"  carries first the patch it needs: {dep}" for dep in e.stacked_on]
@@ -143,4 +149,4 @@ def export_cmd(args: argparse.Namespace) -> int:
         print_json(report.to_json())
     for line in [] if args.json else report_lines(report):
         console.print(line, soft_wrap=True, markup=False, highlight=False)
-    return 0
+    return PatchFailed.exit_code if report.stopped else 0

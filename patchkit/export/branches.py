@@ -50,7 +50,8 @@ def base_commit(repo: GitRepo, entry: LockEntry, onto: str | None) -> tuple[str,
         commit = repo.resolve(check_rev(onto, where="--onto"))
         if commit is None:
             raise TreeError(f"--onto {onto}: no such commit in {repo.path}")
-        return commit, True
+        message = repo.commit_message(commit).splitlines()
+        return commit, not any(line.startswith(TRAILER) for line in message)  # a stand-in?
     commit = repo.resolve(entry.commit)
     if commit:
         return commit, True

@@ -133,7 +133,7 @@ def prepare(
         state=BranchState.UNCHANGED,  # set when the branch is moved
         text=built.text,
         files=built.files,
-        out_dir=export_dir(ctx.entry.name, ctx.repo.path, ctx.base, meta.id),
+        out_dir=export_dir(ctx.entry.name, ctx.repo.path, meta.id),
         stacked_on=tuple(p.id for p in stacked),
         formatting=built.formatting,
         upstream_test=built.upstream_test,
@@ -142,13 +142,14 @@ def prepare(
     )
 
 
-def export_dir(target: str, checkout: Path, base: str, patch_id: str) -> Path:
-    """``<cache>/exports/<target>/<checkout>-<key>/<base>/<id>``: one directory per checkout
-    and base, so exports from two clones (or onto two bases) never overwrite each other's."""
+def export_dir(target: str, checkout: Path, patch_id: str) -> Path:
+    """``<cache>/exports/<target>/<checkout>-<key>/<id>``: one directory per checkout (its
+    branch, texts and record together), so exports from two clones never overwrite each
+    other's."""
     where = checkout.resolve()
     key = hashlib.sha256(str(where).encode("utf-8", "surrogateescape")).hexdigest()[:10]
     name = re.sub(r"[^A-Za-z0-9._-]", "_", where.name)[:40] or "checkout"
-    return Cache.current().dir("exports", target, f"{name}-{key}", base[:12], patch_id)
+    return Cache.current().dir("exports", target, f"{name}-{key}", patch_id)
 
 
 def _open_duplicate(meta: PatchMeta) -> str | None:

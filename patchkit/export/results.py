@@ -47,6 +47,7 @@ class ExportReport:
     checked: str = ""  # what upstream's newest release was found to have already (--check-against)
     checkout: str = ""  # the repository holding the branches
     upstream_base: bool = True  # the base is upstream's own commit (False: a release's stand-in)
+    stopped: tuple[str, ...] = ()  # "<id>: why its change or its test does not carry there"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -57,6 +58,7 @@ class ExportReport:
             "checked": self.checked,
             "checkout": self.checkout,
             "upstream_base": self.upstream_base,
+            "stopped": list(self.stopped),
         }
 
 

@@ -13,10 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from patchkit.errors import ConfigError, PatchkitError
-from patchkit.model import Outcome, PatchMeta
+from patchkit.errors import ConfigError, PatchkitError, SourceError
+from patchkit.export.prtext import project_name
+from patchkit.gitrepo import GitRepo
+from patchkit.model import LockEntry, Outcome, PatchMeta, SourceKind
 from patchkit.ops.context import Project
 from patchkit.ops.matrix import cells_at
+from patchkit.upstream.sources import GitMirror, ReleaseStore, available_releases, package_of
 
 
 @dataclass(frozen=True)
@@ -59,3 +62,51 @@ def not_absorbed(
 
 def _ids(metas: Sequence[PatchMeta]) -> list[str]:
     return [m.id for m in metas]
+
+
+# -- onto upstream's newest commit -------------------------------------------------------------
+NEWEST = "newest"
+
+
+@dataclass(frozen=True)
+class Newest:
+    commit: str
+    label: str  # "FlashInfer main at fb28d7242b35 (upstream's newest)"
+
+
+def newest_base(entry: LockEntry, repo: GitRepo, *, cache_tree: bool) -> Newest:
+    """Upstream's newest commit: a git source's default branch (fetched now), a clone's
+    ``origin/HEAD`` (else its ``HEAD``), or for an index source its newest release."""
+    name = project_name(entry.name)
+    if entry.source.kind is SourceKind.GIT and cache_tree:
+        url = entry.source.url or entry.repository
+        with GitMirror(entry.name, url) as mirror:
+            mirror.refresh()
+        branch = _default_branch(repo, url)
+        commit = repo.resolve(f"refs/upstream/heads/{branch}")
+        if commit is None:
+            raise SourceError(f"{url} has no branch {branch} after fetching it")
+        return Newest(commit, f"{name} {branch} at {commit[:12]} (upstream's newest)")
+    if entry.source.kind is SourceKind.INDEX and cache_tree:
+        version = available_releases(entry)[-1]
+        with ReleaseStore(entry.name, package_of(entry)) as store:
+            commit = store.ensure_release(version)
+        return Newest(commit, f"{name} {version} (upstream's newest release)")
+    for rev in ("refs/remotes/origin/HEAD", "HEAD"):
+        commit = repo.resolve(rev)
+        if commit:
+            where = "origin's default branch" if "origin" in rev else "this clone's HEAD"
+            return Newest(commit, f"{name} at {commit[:12]} ({where})")
+    raise SourceError(f"{repo.path} has no HEAD to export onto")
+
+
+def _default_branch(repo: GitRepo, url: str) -> str:
+    """The remote's default branch (``ls-remote --symref``), else ``main``."""
+    try:
+        out = repo.text("ls-remote", "--symref", url, "HEAD")
+    except PatchkitError:
+        return "main"
+    for line in out.splitlines():
+        if line.startswith("ref: refs/heads/") and line.endswith("\tHEAD"):
+            return line[len("ref: refs/heads/") : -len("\tHEAD")]
+    return "main"

@@ -25,7 +25,7 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from patchkit.errors import ConfigError
+from patchkit.errors import ConfigError, PatchFailed
 from patchkit.export.branches import base_commit, not_upstream_notice
 from patchkit.export.build import Build, land, prepare, stacked
 from patchkit.export.prtext import Identity, load_template, pinned_label
@@ -34,10 +34,11 @@ from patchkit.export.results import ExportReport, PatchExport
 from patchkit.gitrepo import GitRepo
 from patchkit.model import LockEntry, PatchMeta, PrState
 from patchkit.ops.context import Project, blobs_for
-from patchkit.ops.export_newest import not_absorbed
+from patchkit.ops.export_newest import NEWEST, newest_base, not_absorbed
 from patchkit.ops.upstream_check import refreshed, upstream_check
 from patchkit.targets import profile
 from patchkit.upstream.github import Gh
+from patchkit.upstream.repo import UpstreamRepo
 from patchkit.workspace.tree import checkout_tree
 
 log = logging.getLogger("patchkit.export")
@@ -73,21 +74,40 @@ def export_pr(
             hint="pass --push with a remote (or URL) of your fork",
         )
     with GitRepo(tree_root) as repo:
+        onto, label = _onto(entry, repo, onto, tree_root)
         base, real = base_commit(repo, entry, onto)
         if not real:
             log.warning("%s", not_upstream_notice(entry, repo.path))
         push_url = check_remote(repo, entry, push_remote, force, real) if push_remote else None
-        build = _context(project, entry, repo, base, onto, identity, tree_root)
+        build = _context(project, entry, repo, base, label, identity, tree_root)
         build.run_tests = run_tests
         build.reviewed_by = reviewed_by
-        exports = _build_and_land(build, metas, stack, force)
+        exports, stopped = _build_and_land(build, metas, stack, force, each=label is not None)
         if push_remote and push_url:
             exports = push(repo, exports, push_remote, push_url, force)
     if gh:
         exports = _open_prs(build, exports, gh, push_url)
     return ExportReport(
-        target, base, tuple(exports), left_out, note, checkout=str(repo.path), upstream_base=real
+        target,
+        base,
+        tuple(exports),
+        left_out,
+        note,
+        checkout=str(repo.path),
+        upstream_base=real,
+        stopped=stopped,
     )
+
+
+def _onto(
+    entry: LockEntry, repo: GitRepo, onto: str | None, tree_root: Path
+) -> tuple[str | None, str | None]:
+    """``onto`` as a commit, and how the text names it (None: the pin)."""
+    if onto != NEWEST:
+        return onto, f"{onto} ({onto[:12]})" if onto else None
+    shared = UpstreamRepo.shared_path(entry.name).resolve()
+    newest = newest_base(entry, repo, cache_tree=tree_root.resolve() == shared)
+    return newest.commit, newest.label
 
 
 def _check_review(entry: LockEntry, reviewed_by: Identity | None, *, publish: bool) -> None:
@@ -134,12 +154,23 @@ def _choose(
 
 
 def _build_and_land(
-    build: Build, metas: Sequence[PatchMeta], stack: bool, force: bool
-) -> list[PatchExport]:
-    """Every patch's commit built (``stack``: each on the one before), then the branches moved."""
+    build: Build, metas: Sequence[PatchMeta], stack: bool, force: bool, *, each: bool = False
+) -> tuple[list[PatchExport], tuple[str, ...]]:
+    """Every patch's commit built (``stack``: each on the one before), then the branches moved.
+    ``each`` (onto a base other than the pin): a patch whose change or upstream test does not
+    carry there is stopped alone, saying which, and the others go on."""
     try:
-        prepared = stacked(build, metas) if stack else [prepare(build, m) for m in metas]
-        return land(build, prepared, force)
+        if stack:
+            return land(build, stacked(build, metas), force), ()
+        prepared, stopped = [], []
+        for meta in metas:
+            try:
+                prepared.append(prepare(build, meta))
+            except PatchFailed as err:
+                if not each:
+                    raise
+                stopped.append(f"{meta.id}: {err.message}")
+        return land(build, prepared, force), tuple(stopped)
     finally:
         build.blobs.close()
 
@@ -193,13 +224,13 @@ def _context(
     entry: LockEntry,
     repo: GitRepo,
     base: str,
-    onto: str | None,
+    onto_label: str | None,
     identity: Identity | None,
     tree_root: Path,
 ) -> Build:
     prof = profile(entry.name)
     style = prof.pr_style if prof else "conventional"
-    label = f"{onto} ({base[:12]})" if onto else pinned_label(entry)
+    label = onto_label or pinned_label(entry)
     series = [p for s in project.sets for p in s.for_target(entry.name)]
     in_tree = (repo.read_file(base, path) for path in TEMPLATE_PATHS)
     template = load_template(next((t for t in in_tree if t is not None), None), entry.name)

@@ -631,8 +631,12 @@ def test_a_failing_patch_moves_no_branch(tmp_path: Path) -> None:
 def test_a_patch_already_upstream_is_not_exported(tmp_path: Path) -> None:
     case = vllm_case(tmp_path)
     landed = case.upstream.commit({"pkg/mod.py": MOD.replace("x + 1", "x + 2")}, "upstream fix")
-    with pytest.raises(PatchFailed, match="already in upstream"):
-        case.export("fix-f", onto=landed)
+    report = case.export("fix-f", onto=landed)  # onto another base: stopped alone, and said
+    assert report.exports == ()
+    (stopped,) = report.stopped
+    assert (
+        stopped.startswith("fix-f: cannot export fix-f onto ") and "already in upstream" in stopped
+    )
 
 
 def test_new_and_deleted_files(tmp_path: Path) -> None:

@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 
 from patchkit.errors import ConfigError
-from tests.export.test_export import MOD, Case, vllm_case
+from patchkit.ops.context import load_project, open_checkout
+from patchkit.ops.export_pr import export_pr
+from testing.builders import run_git
+from tests.export.test_export import ADA, MOD, Case, only, vllm_case
 
 
 def _upstream_release(case: Case, version: str, mod: str) -> None:
@@ -58,3 +61,63 @@ def test_the_command_line_looks_at_the_newest_by_default(tmp_path: Path) -> None
 
     args = build_parser().parse_args(["export-pr", "fix-f"])
     assert args.check_against == "latest"
+
+
+# -- onto upstream's newest commit ---------------------------------------------------------------
+def _clone_with_newer_upstream(case: Case, tmp_path: Path, newer: str) -> Path:
+    """A clone of the upstream (origin/HEAD at the pin); upstream then moves on to ``newer``."""
+    clone = tmp_path / "clone"
+    run_git(tmp_path, "clone", "-q", str(case.upstream.path), str(clone))
+    case.upstream.commit({"pkg/mod.py": newer}, "upstream moves on")
+    run_git(clone, "fetch", "-q", "origin")
+    return clone
+
+
+def test_onto_newest_carries_the_change_to_origins_newest_commit(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    clone = _clone_with_newer_upstream(case, tmp_path, "import os\n\n\n" + MOD)
+    newest = case.git("rev-parse", "HEAD")
+    report = export_pr(
+        project=load_project(case.project.path), target="vllm", tree_root=clone,
+        patch_ids=["fix-f"], onto="newest", identity=ADA,
+    )  # fmt: skip
+    (export,) = report.exports
+    assert export.parent == newest and report.stopped == ()
+    assert "import os" in run_git(clone, "show", f"{export.commit}:pkg/mod.py").decode()
+    assert f"(this branch is based on vLLM at {newest[:12]} (origin's default branch))" in (
+        export.text.body
+    )
+
+
+def test_onto_newest_stops_a_patch_that_does_not_carry_and_says_which(tmp_path: Path) -> None:
+    case = vllm_case(tmp_path)
+    case.add("fix-g", {"pkg/mod.py": MOD.replace("x * 2", "x * 4")}, 'title = "Fix g"\nwhy = "g"\n')
+    clone = _clone_with_newer_upstream(case, tmp_path, MOD.replace("x + 1", "x + 7"))
+    report = export_pr(
+        project=load_project(case.project.path), target="vllm", tree_root=clone,
+        patch_ids=["fix-f", "fix-g"], onto="newest", identity=ADA,
+    )  # fmt: skip
+    assert [e.patch_id for e in report.exports] == ["fix-g"]
+    (stopped,) = report.stopped
+    assert stopped.startswith("fix-f: cannot export fix-f onto vLLM at ")
+    assert "origin's default branch" in stopped
+
+
+def test_a_git_source_exports_on_the_real_commit_then_onto_the_default_branch(
+    tmp_path: Path,
+) -> None:
+    """A lock whose source is a git history (a small upstream here): the branch's parent is the
+    lock's commit itself (pushable); onto newest fetches and takes the default branch's head."""
+    case = vllm_case(tmp_path)
+    lock = case.project.path / "upstream.lock"
+    text = lock.read_text()
+    lock.write_text(text.replace('kind = "path", path', 'kind = "git", url'))
+    project = load_project(case.project.path)
+    tree = open_checkout(project.entry("vllm"), None)  # the cache's tree of the git source
+    kw = {"project": project, "target": "vllm", "tree_root": tree.root, "identity": ADA}
+    first = export_pr(patch_ids=["fix-f"], **kw)  # type: ignore[arg-type]
+    assert first.upstream_base and only(first).parent == case.base
+    newest = case.upstream.commit({"pkg/other.py": "X = 1\n"}, "upstream moves on")
+    second = export_pr(patch_ids=["fix-f"], onto="newest", **kw)  # type: ignore[arg-type]
+    assert second.upstream_base and only(second).parent == newest
+    assert f"vLLM main at {newest[:12]} (upstream's newest)" in only(second).text.body
