@@ -84,18 +84,29 @@ def replay_apply(key: str) -> Replayed | None:
             return None
         store = StateStore(tree.state_dir)
         try:
-            writes = [
-                Write(path, store.get(sha) if sha else None, mode)
-                for path, sha, mode in record["writes"]
-            ]
+            writes = _writes(store.get(record["pack"]), record["writes"])
             state = store.get(record["state"])  # the state file the recorded run wrote
         except TreeError:
             return None  # a saved result is gone or damaged: the full path makes it again
+        if writes is None:
+            return None
         if not all(place in again for place in record["places"].values()):
             return None  # (each was read again: a file the run wrote is never judged by stat)
         expected = {path: again[place] for path, place in record["places"].items()}
         commit(tree, store, writes, state, command="apply", expected=expected)
     return Replayed(record["stdout"], record["stderr"])
+
+
+def _writes(pack: bytes, listed: list[list[Any]]) -> list[Write] | None:
+    """The recorded writes, each file's bytes cut from the results' pack and checked by its own
+    digest (the pack's was checked as it was read); None if one does not match."""
+    writes = []
+    for path, sha, mode, offset, size in listed:
+        content = pack[offset : offset + size] if sha is not None else None
+        if replay.digest(content) != sha:
+            return None
+        writes.append(Write(path, content, mode))
+    return writes
 
 
 def _same_listings(tree: Tree, listed: dict[str, list[str]]) -> bool:

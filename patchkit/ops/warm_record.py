@@ -29,7 +29,7 @@ from patchkit.verification.records import records_path
 from patchkit.workspace import replay
 from patchkit.workspace.state import StateStore
 from patchkit.workspace.tree import Tree, checkout_tree, sha256
-from patchkit.workspace.txn import journal_path
+from patchkit.workspace.txn import Write, journal_path
 
 
 def project_inputs(start: Path, project: Project) -> list[str]:
@@ -101,12 +101,9 @@ def record_apply(
     state_bytes = replay.read(str(store.file))
     if state_bytes is None or sha256(state_bytes) != StateStore.render(trace.state):
         return False  # written again since (another apply)
-    writes = []
-    for write in trace.writes:
-        sha = store.put(write.content) if write.content is not None else None
-        if replay.digest(replay.read(str(tree.place(write.path)))) != sha:
-            return False  # changed since it was written: what was printed may not hold
-        writes.append([write.path, sha, write.mode])
+    results = _results(store, tree, trace.writes)
+    if results is None:
+        return False
     known = {
         str(tree.place(path)): (content, trace.modes.get(path))
         for path, content in trace.read.items()
@@ -123,12 +120,31 @@ def record_apply(
         **_where(tree),
         "inputs": inputs,
         "listed": {d: list(found) for d, found in trace.listed.items()},
-        "writes": writes,
+        "writes": results[0],
+        "pack": results[1],
         "places": {w.path: str(tree.place(w.path)) for w in trace.writes},
         "state": store.put(state_bytes),
     }
     replay.store(key, _said(record, said))
     return True
+
+
+def _results(
+    store: StateStore, tree: Tree, writes: Iterable[Write]
+) -> tuple[list[list[Any]], str] | None:
+    """The written files' bytes kept as one object of the state store (one write, one read
+    to replay, not one per file), each file named by its digest, offset and length; None when
+    a file is no longer as the run wrote it (what it printed may not hold)."""
+    listed, parts, offset = [], [], 0
+    for write in writes:
+        sha = replay.digest(write.content)
+        if replay.digest(replay.read(str(tree.place(write.path)))) != sha:
+            return None
+        size = len(write.content) if write.content is not None else 0
+        listed.append([write.path, sha, write.mode, offset, size])
+        parts.append(write.content or b"")
+        offset += size
+    return listed, store.put(b"".join(parts))
 
 
 def _where(tree: Tree) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from patchkit.cache import Cache
 from patchkit.workspace.mounts import stat_is_fresh
 
-VERSION = 1
+VERSION = 2  # 2: the written files kept as one pack
 SETTLED_NS = 2_000_000_000  # a file unchanged this long before a run is not racy
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
