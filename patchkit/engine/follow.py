@@ -1,10 +1,11 @@
 """Following the definition, not the file: a hunk's scope gone from its file (the file kept or
 not, a module turned package included) is looked for by name and body across the tree.
 
-Candidates are picked from text alone first (the definition's name, and the hunk's most telling
-line: both must be in a file); only those files are parsed. Among their definitions of the same
-name, the one whose body is nearest the base's wins (its full scope path breaks a tie, then
-git's rename partner); a close second is *ambiguous*, naming both. The base scope is then
+Candidates are picked from text alone first (the definition's name, the names around it, and
+the hunk's most telling line: all in one file, a name upstream changed left out); only those
+files are parsed, and none when more are left than are tried. A definition with the same
+qualified name wins over look-alikes under other names; among several, the one whose body is
+nearest the base's (then git's rename partner); a close second is *ambiguous*, naming both. The base scope is then
 merged against that scope alone (:class:`~patchkit.engine.scopemerge.ScopeMerge`), so context
 lines upstream changed inside it are merged, not refused, when the patch's own lines are
 untouched.
@@ -61,11 +62,17 @@ def gone_scopes(
     return groups
 
 
-def _needles(base: FileView, scope: Scope, plans: Sequence[Plan]) -> list[str]:
-    """Text every home of the definition holds: its name, the hunks' most telling old line."""
-    name = scope.path[-1]
-    word = name.split()[-1] if name.split() else name
-    needles = [f"{name}(" if name.startswith("def ") else word]
+def _needle(name: str) -> str:
+    """Text a definition's first line holds: ``def apply(``, ``class Foo``, ``compute``."""
+    if name.startswith("def "):
+        return f"{name}("
+    return name if name.startswith(("class ", "struct ", "namespace ")) else name.split("(")[0]
+
+
+def _needles(scope: Scope, plans: Sequence[Plan]) -> list[str]:
+    """Text every home of the definition holds: its name, the names of the scopes around it
+    (dropped when upstream renamed them), the hunks' most telling old line."""
+    needles = [_needle(scope.path[-1]), *(_needle(n) for n in reversed(scope.path[:-1]))]
     old = [line for p in plans for line in p.hunk.old if len(squash(line)) > 8]
     if old:
         needles.append(max(old, key=len).decode(errors="replace").strip())
@@ -73,21 +80,24 @@ def _needles(base: FileView, scope: Scope, plans: Sequence[Plan]) -> list[str]:
 
 
 def _candidates(job: Job, needles: Sequence[str]) -> list[str]:
+    """Files holding the needles (one that no file holds with the others is left out); none
+    when more than ``_LOOKED_AT`` remain (never a pick among the first few)."""
     finder = job.finder
     assert finder is not None
     patterns = same_language_patterns(job.fp.old_path or job.fp.path)
     found = finder.files_with(needles[0], patterns)
     for needle in needles[1:]:
-        narrowed = [p for p in found if p in set(finder.files_with(needle, patterns))]
+        holding = set(finder.files_with(needle, patterns))
+        narrowed = [p for p in found if p in holding]
         found = narrowed or found
-    return found[:_LOOKED_AT] if len(found) <= 4 * _LOOKED_AT else []
+    return found if len(found) <= _LOOKED_AT else []
 
 
 def find_homes(job: Job, base: FileView, scope: Scope, plans: Sequence[Plan]) -> list[Home]:
     """The definitions named like ``scope`` across the tree, nearest body first."""
     want = base.lines[scope.start : scope.end + 1]
     homes = []
-    for path in _candidates(job, _needles(base, scope, plans)):
+    for path in _candidates(job, _needles(scope, plans)):
         content = job.read(path) if job.read else None
         view = FileView(path, split_lines(content)) if content is not None else None
         tree = view.tree if view is not None else None
@@ -97,10 +107,16 @@ def find_homes(job: Job, base: FileView, scope: Scope, plans: Sequence[Plan]) ->
             if there.named and there.path[-1] == scope.path[-1]:
                 lines = view.lines[there.start : there.end + 1]
                 score = difflib.SequenceMatcher(None, want, lines, autojunk=False).ratio()
-                score += 0.05 if there.path == scope.path else 0.0
                 homes.append(Home(path, content, there, score))
     partner = job.finder.renamed(job.fp.old_path) if job.finder and job.fp.old_path else None
     return sorted(homes, key=lambda h: (-h.score, h.path != partner))
+
+
+def _pick(scope: Scope, homes: list[Home]) -> list[Home]:
+    """The home by qualified name when one alike enough has it (its twins elsewhere under
+    other names do not count), else the nearest bodies."""
+    named = [h for h in homes if h.scope.path == scope.path]
+    return named if named else homes
 
 
 def follow(
@@ -113,7 +129,7 @@ def follow(
     groups = gone_scopes(base, target, [dataclasses.replace(p) for p in plans])
     chosen: list[tuple[Scope, Home, list[Plan]]] = []
     for scope, group in groups.items():
-        homes = [h for h in find_homes(job, base, scope, group) if h.score >= _NEAR]
+        homes = _pick(scope, [h for h in find_homes(job, base, scope, group) if h.score >= _NEAR])
         if not homes:
             return None
         if len(homes) > 1 and homes[0].score - homes[1].score < _CLEAR:

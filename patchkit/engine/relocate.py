@@ -68,7 +68,10 @@ def candidate_files(finder: Finder, fp: FilePatch, headers: Sequence[str]) -> li
         paths = finder.files_with(header, patterns)
         found = paths if found is None else [p for p in found if p in paths]
     own = {fp.old_path, fp.new_path}
-    return [p for p in (found or []) if p not in own][:_LOOKED_AT]
+    found = [p for p in (found or []) if p not in own]
+    # more files than are tried: a generic header (``def apply(``) says nothing; never a pick
+    # among the first few (the definition is followed by its name and body instead)
+    return found if len(found) <= _LOOKED_AT else []
 
 
 GOOD = (Outcome.APPLIED, Outcome.CARRIED, Outcome.UPSTREAMED, Outcome.PARTLY_UPSTREAMED)

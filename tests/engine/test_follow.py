@@ -134,3 +134,43 @@ def test_a_moved_function_found_twice_alike_is_ambiguous(tmp_path: Path) -> None
     assert report.outcome is Outcome.AMBIGUOUS
     assert "pkg/a.py" in report.result.details[0].reason
     assert "pkg/b.py" in report.result.details[0].reason
+
+
+APPLY = dedent(
+    """
+    class CtInt8:
+        def apply(self, layer, x):
+            from kernels import fused_experts
+
+            return fused_experts(x, layer.w13, layer.w2)
+    """
+)
+
+
+def test_a_look_alike_under_another_name_is_never_the_home_of_a_moved_method(
+    tmp_path: Path,
+) -> None:
+    """ct_moe.py became ct_moe/; quark.py has a method alike CtInt8.apply under another class,
+    and many files define ``apply``: the edit goes to CtInt8 where it moved, never to the
+    look-alike the first files searched happen to hold."""
+    up = Upstream(tmp_path / "up")
+    quark = APPLY.replace("CtInt8", "QuarkInt8")
+    others = {
+        f"pkg/b{i:02}.py": f"class B{i}:\n    def apply(self, layer, x):\n        return x + {i}\n"
+        for i in range(13)
+    }
+    module = ROUTER + "\n\n" + APPLY  # git pairs ct_moe.py with the bulk: ct_moe/router.py
+    base = up.commit({"pkg/ct_moe.py": module, "pkg/a_quark.py": quark, **others}, "base")
+    patch = tmp_path / "guard.patch"
+    guarded = APPLY.replace("fused_experts\n", "fused_experts\n        assert x.is_contiguous()\n")
+    patch.write_bytes(up.diff_of({"pkg/ct_moe.py": ROUTER + "\n\n" + guarded}))
+    run_git(up.path, "rm", "-q", "pkg/ct_moe.py")
+    moved = "import torch\n\n\n" + APPLY.replace("layer.w2)", "layer.w2, inplace=True)")
+    split = {"pkg/ct_moe/__init__.py": "", "pkg/ct_moe/router.py": ROUTER}
+    up.commit(split | {"pkg/ct_moe/int8.py": moved}, "split")
+
+    report = port(patch_file=patch, base_commit=base, checkout=up.path)
+
+    assert report.outcome is Outcome.CARRIED, report.result.details
+    assert (up.path / "pkg/a_quark.py").read_text() == quark
+    assert "assert x.is_contiguous()" in (up.path / "pkg/ct_moe/int8.py").read_text()
