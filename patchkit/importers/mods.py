@@ -34,7 +34,7 @@ from patchkit.importers.paths import repo_path
 from patchkit.importers.scripts import read_script, script_comments
 from patchkit.importers.sed import SedCommand, parse_sed
 from patchkit.importers.series import inside_source
-from patchkit.importers.shell import Script, Step, known, read_shell
+from patchkit.importers.shell import Script, Step, display, known, read_shell
 
 QUIET = {
     "set", "echo", "exit", "true", ":", "printf", "trap", "grep", "test", "[", "[[", "ls",
@@ -43,6 +43,8 @@ QUIET = {
     "apt-get", "apt", "yum", "dnf", "apk", "curl", "wget", "uv", "source", ".", "chmod", "chown",
     "nvidia-smi", "sha256sum", "md5sum", "du", "df", "free", "tar", "unzip", "cmake", "make",
     "ninja", "conda", "mamba", "ccache", "sync", "read", "wait", "kill", "tee", "xargs",
+    "ps", "pgrep", "pkill", "nohup", "update-alternatives", "clang", "gcc", "nvcc", "ldconfig",
+    "awk", "cut", "sort", "uniq", "basename", "dirname", "realpath", "readlink", "seq", "stat",
 }  # fmt: skip  # steps that change no file of the target (setup, checks, output)
 _GIT_QUIET = {"checkout", "submodule", "fetch", "pull", "config", "status", "log", "rev-parse",
               "describe", "reset", "clean", "init", "remote"}  # fmt: skip
@@ -137,13 +139,17 @@ def _step(mod: _Mod, step: Step) -> None:
     elif name in ("cp", "install"):
         _copy(mod, step)
     elif name == "sudo" and len(words) > 1:
-        _step(mod, replace(step, words=words[1:]))
-    elif name not in QUIET and name != "cat":
+        rest = list(words[1:])
+        while rest and rest[0].startswith("-"):  # sudo -n, -E, -u USER
+            rest = rest[2:] if rest[0] in ("-u", "-g") else rest[1:]
+        if rest:
+            _step(mod, replace(step, words=tuple(rest)))
+    elif name not in QUIET and name != "cat" and name not in mod.script.functions:
         _refuse(mod, step, "not translated")
 
 
 def _refuse(mod: _Mod, step: Step, why: str) -> None:
-    line = f"line {step.line}: {why}: {step.text.strip()}"
+    line = f"line {step.line}: {display(why)}: {step.text.strip()}"
     if line not in mod.untranslated:  # the commands of one pipeline: said once
         mod.untranslated.append(line)
 
@@ -164,6 +170,11 @@ def _mod_file(mod: _Mod, name: str, step: Step) -> Path | None:
             return resolved
     _refuse(mod, step, f"names {name}, which is not a file of {mod.root}")
     return None
+
+
+def _in_mod(mod: _Mod, name: str) -> bool:
+    path = mod.root / name
+    return known(name) and path.is_file() and path.resolve().is_relative_to(mod.root.resolve())
 
 
 def _comments(mod: _Mod, line: int) -> list[str]:
@@ -236,7 +247,9 @@ def _diff(mod: _Mod, step: Step, name: str, strip: int, directory: str) -> None:
     if not name:
         _refuse(mod, step, "a patch read from no file import can see")
         return
-    if not known(directory):
+    if mod.checkout and (directory + "/").startswith(mod.checkout + "/"):
+        directory = "./" + directory[len(mod.checkout) :].lstrip("/")  # in the target's clone
+    elif not known(directory):
         _refuse(mod, step, "a -d directory computed at run time")
         return
     path = _mod_file(mod, name, step)
@@ -271,10 +284,14 @@ def _python(mod: _Mod, step: Step) -> None:
         _program(mod, step, code.encode(), f"run.sh line {step.line}", ("-c", *args[2:]))
     elif args[0] == "-" and step.stdin is not None:
         _program(mod, step, step.stdin.encode(), f"run.sh line {step.line}", tuple(args))
+    elif args[0] == "setup.py":
+        return  # building or installing the package: no file of the target changes
     elif args[0] == "-m" and len(args) > 1 and args[1] in ("pip", "build", "venv", "ensurepip"):
         return  # building or installing: no file of the target changes
     elif args[0] == "-m":
         _refuse(mod, step, f"python -m {args[1] if len(args) > 1 else ''} runs a module")
+    elif mod.checkout and mod.cwd.startswith(mod.checkout) and not _in_mod(mod, args[0]):
+        _refuse(mod, step, f"runs the target's own {args[0]}, which import does not redo")
     else:
         path = _mod_file(mod, args[0], step)
         if path is not None:
@@ -330,7 +347,16 @@ def _join(cwd: str, name: str) -> str:
 def _touches_target(mod: _Mod, words: tuple[str, ...]) -> bool:
     """Whether any of ``words`` is (or may be) a file of the target."""
     paths = [w for w in words if not w.startswith("-")]
-    return any(not known(w) or _target_path(mod, w) is not None for w in paths)
+    return any(_target_path(mod, w) is not None or _may_be_target(mod, w) for w in paths)
+
+
+def _may_be_target(mod: _Mod, name: str) -> bool:
+    """An unknown path may be the target's, unless it sits beside the checkout the script
+    cloned under the same unknown directory (``$INSTALL_DIR/vllm_env.sh``)."""
+    if known(name):
+        return False
+    full = _join(mod.cwd, name)
+    return not (mod.checkout and full.split("/")[1] == mod.checkout.split("/")[1])
 
 
 def _target_path(mod: _Mod, name: str) -> str | None:
@@ -397,6 +423,8 @@ def _copy(mod: _Mod, step: Step) -> None:
     if len(args) != 2:
         _refuse(mod, step, "a copy of several files (or none)")
         return
+    if not _touches_target(mod, (args[1],)):
+        return  # a copy to somewhere else than the target's files
     source = _mod_file(mod, args[0], step)
     if source is None:
         return
@@ -413,11 +441,8 @@ def _file_change(mod: _Mod, step: Step, files: list[str], make: Callable[[str], 
     for name in files:
         path = _target_path(mod, name)
         if path is None:
-            why = (
-                f"{name} is no file of {mod.target}"
-                if known(name)
-                else "a file computed at run time"
-            )
+            unknown = _may_be_target(mod, name)
+            why = "a file computed at run time" if unknown else f"{name} is no file of {mod.target}"
             _refuse(mod, step, why)
             return
         edits.append(make(path))

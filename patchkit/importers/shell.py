@@ -33,12 +33,14 @@ MAX_STEPS = 2000  # simple commands in one script, loops unrolled
 MAX_SOURCE = 1 << 20  # bytes of run.sh read
 MAX_DEPTH = 200  # nesting of the syntax tree followed
 _LANGUAGE = Language(tree_sitter_bash.language())
-_MOD_DIR = re.compile(r"^\s*(cd\s+.*dirname.*&&\s*pwd|dirname\b|realpath\b.*dirname|readlink\b)")
+_MOD_DIR = re.compile(
+    r"^\s*(cd\s+.*dirname.*(&&|;)\s*pwd|dirname\b|realpath\b.*dirname|readlink\b)"
+)
 _ECHO = re.compile(r'^\s*echo\s+"?\$\{?(\w+)\}?"?\s*(?:\|\s*(?:tail|head)\s+-n\s*1\s*)?$')
 _SITE = re.compile(r"site-?packages|getsitepackages|get_paths|purelib|platlib|Location")
 _FILE_OF = re.compile(
     r"import\s+([\w.]+)(?:\s+as\s+(\w+))?.*print\(\s*(?:os\.path\.(dirname|abspath)\()?"
-    r"\s*(\w[\w.]*)\.__(file|path)__"
+    r"\s*(?:os\.path\.(?:abspath|realpath)\()?\s*(\w[\w.]*)\.__(file|path)__"
 )
 
 
@@ -68,6 +70,7 @@ class Script:
     path: Path  # the script
     steps: list[Step] = field(default_factory=list)
     comments: dict[int, str] = field(default_factory=dict)  # line -> comment text
+    functions: set[str] = field(default_factory=set)  # defined in the script (read in place)
     env: dict[str, str] = field(default_factory=dict)
 
 
@@ -119,6 +122,7 @@ class _Reader:
                 if child.type not in ("test_command",) and child.is_named:
                     self.statement(child, depth + 1, tolerated=tolerated)
         elif kind == "function_definition":  # read where defined: build scripts call them
+            self.script.functions.add(_text(node.child_by_field_name("name")))
             body = node.child_by_field_name("body")
             if body is not None:
                 self.statement(body, depth + 1, tolerated=tolerated)
@@ -327,3 +331,12 @@ def _text(node: Node | None) -> str:
 
 def known(word: str) -> bool:
     return UNKNOWN not in word
+
+
+def display(word: str) -> str:
+    """``word`` for people: an unknown variable as ``$NAME``, anything else unknown as ``?``."""
+    return re.sub(
+        f"{UNKNOWN}(\\w*){UNKNOWN}|{UNKNOWN}",
+        lambda m: f"${m.group(1)}" if m.group(1) else "?",
+        word,
+    )

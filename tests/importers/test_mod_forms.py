@@ -173,3 +173,31 @@ def test_a_build_script_in_a_clone_of_the_target_and_writes_by_redirection(
     assert "+{{ bos }}" in by_name["build-line9"].diff.decode()
     assert by_name["build-line12"].diff.decode().rstrip().endswith("+EXTRA = 1")
     assert all(p.untranslated == () for p in report.patches)
+
+
+def test_an_install_script_that_checks_with_dry_run_and_finds_itself_with_semicolons(
+    releases3: Releases3, tmp_path: Path
+) -> None:
+    util = releases3.file_at("v1.2", "vllm/util.py")
+    lines = (util.splitlines(True), util.replace("x + 1", "x + 2").splitlines(True))
+    p2 = "".join(difflib.unified_diff(*lines, "a/vllm/util.py", "b/vllm/util.py"))
+    run_sh = (
+        'SCRIPT_DIR=$(cd "$(dirname "$0")"; pwd)\n'
+        'PATCH_FILE="$SCRIPT_DIR/load.patch"\n'
+        'OUT=$(python -c "import vllm; import os; '
+        'print(os.path.dirname(os.path.abspath(vllm.__file__)))" 2>/dev/null)\n'
+        'VLLM_PATH=$(echo "$OUT" | tail -n 1)\n'
+        'if patch -p2 --dry-run -d "$VLLM_PATH" < "$PATCH_FILE"; then\n'
+        '    patch -p2 -d "$VLLM_PATH" < "$PATCH_FILE"\n'
+        "else\n"
+        '    echo "already applied"\n'
+        "fi\n"
+        'patch -p2 -d "$VLLM_PATH" -R < "$PATCH_FILE"\n'
+    )
+    report = releases3.import_(_mod(tmp_path, run_sh, {"load.patch": p2}))
+    [patch] = report.patches
+    assert patch.outcome == "applied" and patch.files == ("vllm/util.py",)
+    assert patch.untranslated == (
+        'line 12: takes a patch back out (an uninstall step): patch -p2 -d "$VLLM_PATH" -R < '
+        '"$PATCH_FILE"',
+    )
