@@ -140,3 +140,7 @@ def shown(value: object) -> str:
 class CacheUntrusted(ConfigError):
     """patchkit's cache (or a directory or key file in it) belongs to another user or can be
     written by others: nothing is read from it or written to it. Names the path and the fix."""
+
+
+class ClusterUnreachable(ConfigError):
+    """``--ray ADDRESS``: no Ray cluster answered there within the connect timeout."""

@@ -12,6 +12,7 @@ from patchkit.verification.bench_text import value_text
 from patchkit.verification.env import (
     DEFAULT_TIMEOUT_S,
 )
+from patchkit.verification.proof import Proof
 from patchkit.verification.records import BenchRecord
 from patchkit.verification.run import Result, VerifyReport
 
@@ -101,6 +102,24 @@ def verify_cmd(args: argparse.Namespace) -> int:
 _STYLE = {Result.PASSED: "green", Result.FAILED: "red", Result.NOT_RUN: "yellow"}
 
 
+_PROOF_STYLE = {
+    Proof.PROVEN: "green",
+    Proof.PROVES_NOTHING: "red",
+    Proof.FAILED: "red",
+    Proof.NOT_RUN: "yellow",
+}
+
+
+def proof_cell(proof: str, reason: str) -> str:
+    """A record's proof, coloured, with what failed without the patch (or why not proven)."""
+    from rich.markup import escape
+
+    if not proof:
+        return "-"
+    style = _PROOF_STYLE[Proof(proof)]
+    return f"[{style}]{proof}[/]" + (f"\n{escape(reason)}" if reason else "")
+
+
 def missing_hint(report: VerifyReport, python: str) -> str | None:
     """How to get the modules the tests could not import: into the interpreter that runs the
     tests (``--python``), never into patchkit's own environment."""
@@ -132,11 +151,15 @@ def render(report: VerifyReport, *, as_json: bool = False, python: str | None = 
         print_json(report.to_json())
         return
     table = Table(title=f"verify on {report.environment.describe()}", title_justify="left")
-    for column in ("patch", "result", "tests", "why"):
+    for column in ("patch", "result", "proof", "tests", "why"):
         table.add_column(column, overflow="fold")  # test ids whole, never cut with an ellipsis
+    proofs = {r.patch: r for r in report.records}
     for v in report.verdicts:
         tests = "\n".join(f"{o.node} ({o.where})" for o in v.tests) or "-"
-        table.add_row(v.patch_id, f"[{_STYLE[v.result]}]{v.result.value}[/]", tests, v.reason)
+        found = proofs.get(v.patch_id)
+        proof = proof_cell(found.proof, found.proof_reason) if found else "-"
+        result = f"[{_STYLE[v.result]}]{v.result.value}[/]"
+        table.add_row(v.patch_id, result, proof, tests, v.reason)
     console.print(table)
     benches = [(r.patch, b) for r in report.records for b in r.bench]
     if benches:
@@ -212,26 +235,35 @@ def _verify_on_ray(args: argparse.Namespace, project: Project, address: str) -> 
         timeout_s=args.timeout,
         record=not args.no_record,
         tracked=args.record,
+        python=args.python if args.python != sys.executable else None,
+        bench=args.bench,
     )
     if args.json:
-        print_json({"patches": [r.to_json() for r in report.records]})
+        print_json({"patches": [r.to_json() for r in report.records], "tasks": report.tasks()})
     else:
         table = Table(title=f"verify on Ray at {address}", title_justify="left")
-        for column in ("patch", "where", "result", "why"):
+        for column in ("patch", "where", "result", "proof", "why"):
             table.add_column(column)
-        for rec in report.records:
+        for rec, task in zip(report.records, report.tasks(), strict=True):
             style = _STYLE[Result(rec.result)]
-            where = rec.environment.describe()
-            table.add_row(rec.patch, where, f"[{style}]{rec.result}[/]", rec.reason)
+            where = f"{rec.environment.describe()}\n{task['placed']}"
+            proof = proof_cell(rec.proof, rec.proof_reason)
+            table.add_row(rec.patch, where, f"[{style}]{rec.result}[/]", proof, rec.reason)
         console.print(table)
+        benches = [(r.patch, b) for r in report.records for b in r.bench]
+        if benches:
+            console.print(bench_table(benches))
         for path in report.written:
             console.print(f"recorded in {path}")
     bad = [r for r in report.records if r.result == "failed"]
-    not_run = [r for r in report.records if r.result == "not run"]
+    not_run = [r for r in report.records if r.result == "not run" or r.proof != "proven"]
     if bad or (args.strict and not_run):
         raise VerificationFailed(
             "verification on Ray: "
-            + "; ".join(f"{r.patch} {r.result} ({r.reason})" for r in bad + not_run),
+            + "; ".join(
+                f"{r.patch} {r.proof or r.result} ({r.reason or r.proof_reason})"
+                for r in bad + not_run
+            ),
             hint="see the table above: each record names the GPU kind it ran on",
         )
     return 0

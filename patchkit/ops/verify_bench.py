@@ -1,9 +1,11 @@
-"""``patchkit verify --bench``: besides the tests, each patch's ``[[bench]]`` timed on the
-unpatched tree against the patched one in the same GPU session (``verify.bench_run``).
+"""The unpatched tree ``verify`` proves against (each patch's tests must fail there), and
+``patchkit verify --bench``: each patch's ``[[bench]]`` timed on the unpatched tree against the
+patched one in the same GPU session (``verify.bench_run``).
 
 The unpatched tree is ``--baseline DIR`` when given (an unpatched checkout or install of the same
 release), or else a temporary git worktree of the checkout at its own commit: patchkit's edits are
-uncommitted changes, so that worktree holds upstream's files. It is removed afterwards.
+uncommitted changes, so that worktree holds upstream's files. It is made once, when first needed
+(``Unpatched``), and removed afterwards.
 """
 
 from __future__ import annotations
@@ -25,14 +27,14 @@ Bench = Callable[[PatchMeta], tuple[BenchRecord, ...]]
 
 
 @contextlib.contextmanager
-def unpatched_tree(tree: Tree, baseline: Path | None) -> Iterator[Path]:
+def unpatched_tree(tree: Tree | None, baseline: Path | None) -> Iterator[Path]:
     """The tree ``tree`` was before patchkit applied anything: ``baseline``, or a worktree."""
     if baseline is not None:
         yield baseline.resolve()
         return
-    if tree.kind != "checkout" or not is_repo(tree.root):
+    if tree is None or tree.kind != "checkout" or not is_repo(tree.root):
         raise TreeError(
-            f"no unpatched tree to compare {tree.root} with",
+            f"no unpatched tree to compare {tree.root if tree else 'the tree'} with",
             hint="give --baseline DIR: an unpatched checkout (or install) of the same release",
         )
     with (
@@ -45,6 +47,40 @@ def unpatched_tree(tree: Tree, baseline: Path | None) -> Iterator[Path]:
             yield path
         finally:
             repo.remove_worktree(path)
+
+
+NO_BASELINE = "no unpatched tree to run them on (give --baseline DIR: an unpatched checkout)"
+
+
+class Unpatched:
+    """The unpatched tree for ``tree``: made on the first ``path()`` (a worktree, removed when
+    ``stack`` closes), or ``given``; None with the reason in ``why`` where there is none."""
+
+    def __init__(self, stack: contextlib.ExitStack, tree: Tree | None, given: Path | None) -> None:
+        self._stack, self._tree, self._given = stack, tree, given
+        self._path: Path | None = None
+        self.why = ""
+
+    def path(self) -> Path | None:
+        if self._path is None and not self.why:
+            if self._tree is None and self._given is None:
+                self.why = NO_BASELINE
+                return None
+            try:
+                self._path = self._stack.enter_context(unpatched_tree(self._tree, self._given))
+            except TreeError:
+                self.why = NO_BASELINE
+        return self._path
+
+    def required(self) -> Path:
+        """The path, or the TreeError saying there is none (``--bench`` needs it)."""
+        found = self.path()
+        if found is None:
+            raise TreeError(
+                "no unpatched tree to compare with",
+                hint="give --baseline DIR: an unpatched checkout (or install) of the same release",
+            )
+        return found
 
 
 def bench_with(

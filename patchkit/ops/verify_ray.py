@@ -2,12 +2,17 @@
 
 A task asks for what its tests need: one CPU; for a patch with GPU tests also ``num_gpus=1``
 and the node's accelerator type (``accelerator_type:H100``) for each kind named by
-``--gpu-kinds`` or the tests' ``gpu_kinds``. A kind no live node offers is never submitted (it
-would wait forever): its record says ``not run: no node with H100 in the cluster``. On the
+``--gpu-kinds`` or the tests' ``gpu_kinds``. A GPU task is submitted only where a live node
+offers a GPU of that kind (Ray would queue it forever): a named kind no node offers is
+``not run: no node with a GPU of kind H100 in the cluster``; with no kind named and no GPU in the
+cluster, the patch's tests run on a CPU worker, its GPU tests ``not run: no GPU``. Each task has
+a timeout (twice ``--timeout``, tests on the patched and the unpatched tree, plus the tree's
+preparation); SIGINT/SIGTERM end the wait and cancel the tasks. On the
 worker, patchkit writes the project (lock and sets, sent as bytes) to a temporary directory,
 makes a fresh tree at the lock from its own cache (fetching the release there once), applies
-the series, runs that patch's tests exactly as a local ``verify`` does and sends back the
-records. A task whose worker dies is run once more, then reported ``not run`` with the reason.
+the series, runs that patch's tests exactly as a local ``verify`` does (on the patched tree,
+and to prove it on a worktree of the unpatched one; ``--bench``: its benchmarks too) and sends
+back the records with where they ran (node, GPU ids). A task whose worker dies is run once more, then reported ``not run`` with the reason.
 The driver keeps the records as a local run would (in the cache; ``--record``: the set's
 ``verification.json``).
 """
@@ -21,16 +26,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from patchkit.cluster import KIND_PREFIX, RETRIES, Died, connect, gather, kinds_in_cluster
+from patchkit.cluster import KIND_PREFIX, RETRIES, Died, connect, gather, offers_gpu
 from patchkit.errors import SourceError
 from patchkit.gitrepo import GitRepo, is_repo
 from patchkit.model import LockEntry, PatchMeta, SourceKind
 from patchkit.ops.apply import apply
 from patchkit.ops.context import Project, blobs_for, load_project
 from patchkit.ops.verify import verify
+from patchkit.ops.verify_bench import Unpatched, bench_with
 from patchkit.patchset import patch_digest
 from patchkit.upstream.sources import UpstreamRepo, fetch
-from patchkit.verification.env import DEFAULT_TIMEOUT_S, Environment, LocalRunner
+from patchkit.verification.env import (
+    DEFAULT_TIMEOUT_S,
+    Environment,
+    LocalRunner,
+    probe_environment,
+)
 from patchkit.verification.records import Record, TestRecord, add_records, set_root_of
 from patchkit.verification.run import _utcnow
 from patchkit.workspace.tree import Tree, checkout_tree
@@ -69,6 +80,8 @@ class VerifyTask:
     patch_id: str
     kind: str | None  # the GPU kind asked for; None: any node
     timeout_s: float = DEFAULT_TIMEOUT_S
+    python: str | None = None  # the interpreter on the worker that runs the tests
+    bench: bool = False  # also time the patch's [[bench]] (unpatched vs patched)
 
 
 @dataclass(frozen=True)
@@ -76,6 +89,8 @@ class TaskResult:
     records: tuple[dict[str, Any], ...]  # Record.to_json(), as a local run writes them
     node: str = ""  # the Ray node it ran on
     resources: dict[str, float] = field(default_factory=dict)  # what Ray assigned it
+    gpu_ids: tuple[str, ...] = ()  # the GPUs Ray gave it (CUDA_VISIBLE_DEVICES on the node)
+    duration_s: float = 0.0  # the task's wall time on the worker
 
 
 @dataclass(frozen=True)
@@ -84,42 +99,82 @@ class RayVerifyReport:
     placed: tuple[tuple[str, str | None, TaskResult | None], ...]  # (patch, kind, result)
     written: tuple[Path, ...] = ()
 
+    def tasks(self) -> list[dict[str, Any]]:
+        """Per record (in order; one per planned task), the task that made it: node, GPU ids,
+        wall time; a record no task made (not submitted, or its task died): "not placed"."""
+        out: list[dict[str, Any]] = []
+        for rec, (_, _, result) in zip(self.records, self.placed, strict=True):
+            if result is None or not result.node:
+                out.append({"patch": rec.patch, "placed": "not placed"})
+                continue
+            gpus = ",".join(result.gpu_ids) or "none"
+            where = f"node {result.node[:8]}, GPU {gpus}, {result.duration_s:.0f} s"
+            out.append(
+                {
+                    "patch": rec.patch,
+                    "placed": where,
+                    "node": result.node,
+                    "gpu_ids": list(result.gpu_ids),
+                    "duration_s": result.duration_s,
+                }
+            )
+        return out
+
 
 # -- on the worker ----------------------------------------------------------------------------
 def run_task(task: VerifyTask) -> TaskResult:
-    """Prepare the patched tree from this node's cache and run one patch's tests there."""
+    """Prepare the patched tree from this node's cache and run one patch's tests there, and on
+    a worktree of the unpatched tree to prove it."""
+    import time
+
+    start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="patchkit-verify-") as tmp:
         root = task.snapshot.write(Path(tmp) / "project")
         project = load_project(root, list(task.sets) or None)
         entry = project.entry(task.target)
         patches = project.patches(task.target, include=task.include)
-        with _fresh_tree(entry, Path(tmp) / "tree") as tree:
+        with _fresh_tree(entry, Path(tmp) / "tree") as tree, contextlib.ExitStack() as stack:
             blobs = blobs_for(entry, tree)
             try:
                 apply(tree=tree, entry=entry, patches=patches, blobs=blobs)
             finally:
                 blobs.close()
             meta = next(p for p in patches if p.id == task.patch_id)
+            unpatched = Unpatched(stack, tree, None)
             report = verify(
                 tree_root=tree.root,
                 patches=[meta],
                 lock=project.lock,
                 runner=LocalRunner(),
+                python=task.python,
                 tree_commit=tree_commit(tree),
                 record=False,
                 timeout_s=task.timeout_s,
+                unpatched=unpatched,
+                bench=_bench(task, unpatched, tree.root) if task.bench else None,
             )
-    return TaskResult(tuple(r.to_json() for r in report.records), *_placement())
+    node, resources, gpus = _placement()
+    records = tuple(r.to_json() for r in report.records)
+    return TaskResult(records, node, resources, gpus, round(time.monotonic() - start, 1))
 
 
-def _placement() -> tuple[str, dict[str, float]]:
+def _bench(task: VerifyTask, unpatched: Unpatched, after: Path) -> Any:
+    import sys
+
+    python = task.python or sys.executable
+    env = probe_environment(python)
+    return bench_with(before=unpatched.required(), after=after, env=env, python=python)
+
+
+def _placement() -> tuple[str, dict[str, float], tuple[str, ...]]:
     import sys
 
     ray = sys.modules.get("ray")  # never imported (nor a Ray started) outside a Ray worker
     if ray is None or not ray.is_initialized():
-        return "", {}
+        return "", {}, ()
     context = ray.get_runtime_context()
-    return context.get_node_id(), dict(context.get_assigned_resources())
+    gpus = tuple(str(g) for g in ray.get_gpu_ids())
+    return context.get_node_id(), dict(context.get_assigned_resources()), gpus
 
 
 @contextlib.contextmanager
@@ -147,6 +202,7 @@ def _fresh_tree(entry: LockEntry, path: Path) -> Iterator[Tree]:
 
 # -- on the driver ----------------------------------------------------------------------------
 Task = Callable[[VerifyTask], TaskResult]
+SETUP_S = 900.0  # a task's time to make and patch its tree, besides its tests' timeouts
 
 
 def verify_on_ray(
@@ -160,28 +216,43 @@ def verify_on_ray(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     record: bool = True,
     tracked: bool = False,
+    python: str | None = None,
+    bench: bool = False,
     task: Task = run_task,
 ) -> RayVerifyReport:
     """Each selected patch's tests as Ray tasks (per GPU kind); the records, written like a
-    local run's unless ``record`` is false."""
+    local run's unless ``record`` is false. Never waits forever (see the module's text)."""
     ray = connect(address)
     patches = project.patches(target, include=include, only=only)
     snapshot = Snapshot.of(project)
     sets = tuple(s.name for s in project.sets)
-    have = kinds_in_cluster(ray)
     plans = [(m, k) for m in patches for k in kinds_for(m, gpu_kinds)]
-    runnable = [(m, k) for m, k in plans if k is None or k in have]
+    placed = {(m.id, k): _gpu_for(ray, m, k) for m, k in plans}
+    runnable = [(m, k) for m, k in plans if placed[(m.id, k)] is not None]
     remote = ray.remote(max_retries=RETRIES)(task)
     refs = [
-        remote.options(**resources_for(m, k)).remote(
-            VerifyTask(snapshot, sets, target, include, m.id, k, timeout_s)
+        remote.options(**resources_for(m, k, gpu=bool(placed[(m.id, k)]))).remote(
+            VerifyTask(snapshot, sets, target, include, m.id, k, timeout_s, python, bench)
         )
         for m, k in runnable
     ]
-    done = dict(zip([(m.id, k) for m, k in runnable], gather(ray, refs), strict=True))
-    records, placed = _collect(plans, done, project.entry(target), address)
+    wait_s = (2 * timeout_s + SETUP_S) * max(1, len(refs))
+    results = gather(ray, refs, timeout_s=wait_s)
+    done = dict(zip([(m.id, k) for m, k in runnable], results, strict=True))
+    records, where = _collect(plans, done, project.entry(target), address)
     written = _write(patches, records, tracked) if record else ()
-    return RayVerifyReport(tuple(records), tuple(placed), written)
+    return RayVerifyReport(tuple(records), tuple(where), written)
+
+
+def _gpu_for(ray: Any, meta: PatchMeta, kind: str | None) -> bool | None:
+    """Whether the patch's task asks for a GPU; None: it is not submitted at all (a kind named
+    that no live node offers with a GPU). With no kind named and no GPU anywhere, the task runs
+    on a CPU worker: its CPU tests run, its GPU tests are not run there."""
+    if not any(t.gpu for t in meta.tests):
+        return False
+    if offers_gpu(ray, kind):
+        return True
+    return False if kind is None else None
 
 
 def _collect(
@@ -214,8 +285,10 @@ def kinds_for(meta: PatchMeta, asked: Sequence[str]) -> list[str | None]:
     return list(kinds) or [None]
 
 
-def resources_for(meta: PatchMeta, kind: str | None) -> dict[str, Any]:
-    gpu = any(t.gpu for t in meta.tests)
+def resources_for(meta: PatchMeta, kind: str | None, *, gpu: bool | None = None) -> dict[str, Any]:
+    """What the task of ``meta`` asks Ray for: a CPU, and a GPU (of ``kind``) when it has GPU
+    tests and ``gpu`` is not False."""
+    gpu = any(t.gpu for t in meta.tests) if gpu is None else gpu
     options: dict[str, Any] = {"num_cpus": 1, "num_gpus": 1 if gpu else 0}
     if kind is not None:
         options["resources"] = {f"{KIND_PREFIX}{kind}": 0.001}
@@ -225,7 +298,7 @@ def resources_for(meta: PatchMeta, kind: str | None) -> dict[str, Any]:
 def _why_not(kind: str | None, result: object, address: str) -> str:
     if isinstance(result, Died):
         return f"the Ray task failed after {RETRIES} retry: {result.reason}"
-    return f"no node with {kind} in the cluster ({address})"
+    return f"no node with a GPU of kind {kind} in the cluster ({address})"
 
 
 def not_run(meta: PatchMeta, entry: LockEntry, kind: str | None, why: str) -> Record:

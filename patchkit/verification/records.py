@@ -85,15 +85,25 @@ class Record:
     time: str  # UTC, ISO 8601 to the second: "2026-11-22T10:00:00Z"
     duration_s: float
     bench: tuple[BenchRecord, ...] = ()  # `verify --bench`: speed before and after
+    # the proof (verification.proof): "proven", "proves nothing", "failed", "not run"; "" in
+    # records made before proofs were kept
+    proof: str = ""
+    proof_reason: str = ""
+    unpatched: tuple[TestRecord, ...] = ()  # the same tests on the unpatched tree
+    unpatched_time: str = ""  # when that run was made (an earlier run's, when reused)
+    tests_digest: str = ""  # of the tests it ran (proof.tests_digest): a new test re-proves
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["environment"] = self.environment.to_json()
         data["tests"] = [asdict(t) for t in self.tests]
-        if self.bench:
-            data["bench"] = [asdict(b) for b in self.bench]
-        else:
-            del data["bench"]  # records without figures stay as they were
+        data["bench"] = [asdict(b) for b in self.bench]
+        data["unpatched"] = [asdict(t) for t in self.unpatched]
+        for key in ("bench", "proof", "proof_reason", "unpatched", "unpatched_time"):
+            if not data[key]:
+                del data[key]  # records without figures or proof stay as they were
+        if not data["tests_digest"]:
+            del data["tests_digest"]
         return data
 
     @classmethod
@@ -103,6 +113,7 @@ class Record:
                 **raw,
                 "tests": tuple(TestRecord(**t) for t in raw["tests"]),
                 "bench": tuple(BenchRecord(**b) for b in raw.get("bench", ())),
+                "unpatched": tuple(TestRecord(**t) for t in raw.get("unpatched", ())),
                 "environment": Environment.from_json(raw["environment"]),
             }
         )

@@ -191,6 +191,7 @@ class _Context:
     runner: Runner
     timeout_s: float
     has_upstream_tests: bool = True  # an installed package ships no upstream test suite
+    unpatched: bool = False  # the tree is the unpatched one: a test it lacks is not run
 
 
 def _root(spec: TestSpec, meta: PatchMeta, ctx: _Context) -> Path:
@@ -220,6 +221,8 @@ def _precheck(spec: TestSpec, meta: PatchMeta, ctx: _Context) -> TestOutcome | N
     if why:
         return TestOutcome(spec.node, spec.where, Result.NOT_RUN, why)
     path = _root(spec, meta, ctx) / spec.node.split("::")[0]
+    if not path.exists() and ctx.unpatched:
+        return TestOutcome(spec.node, spec.where, Result.NOT_RUN, "not in the unpatched tree")
     if not path.exists():
         return TestOutcome(spec.node, spec.where, Result.FAILED, f"no such test: {path}")
     return None
@@ -253,16 +256,8 @@ def _utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def to_record(
-    meta: PatchMeta,
-    verdict: PatchVerdict,
-    lock: Lock,
-    env: Environment,
-    tree_commit: str | None,
-    when: datetime,
-) -> Record:
-    entry = lock_target(lock, meta.target)
-    tests = tuple(
+def test_records(verdict: PatchVerdict) -> tuple[TestRecord, ...]:
+    return tuple(
         TestRecord(
             o.node,
             o.where,
@@ -274,6 +269,18 @@ def to_record(
         )
         for o in verdict.tests
     )
+
+
+def to_record(
+    meta: PatchMeta,
+    verdict: PatchVerdict,
+    lock: Lock,
+    env: Environment,
+    tree_commit: str | None,
+    when: datetime,
+) -> Record:
+    entry = lock_target(lock, meta.target)
+    tests = test_records(verdict)
     return Record(
         patch=meta.id,
         digest=verdict.digest,
