@@ -179,6 +179,13 @@ def show_status(args: argparse.Namespace, report: StatusReport) -> int:
         console.print(status_table(report))
         if report.pending:
             console.print(f"[yellow]pending:[/] {report.pending}", soft_wrap=True)
+        for p in report.patches:
+            if "proves nothing" in p.verified:  # verification.proof: passes without it too
+                console.print(
+                    f"[yellow]warning:[/] {p.id}: its tests pass without it too: they prove "
+                    "nothing; add a test that fails without the patch",
+                    soft_wrap=True,
+                )
     return 0
 
 

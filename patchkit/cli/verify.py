@@ -13,7 +13,7 @@ from patchkit.verification.env import (
     DEFAULT_TIMEOUT_S,
 )
 from patchkit.verification.proof import Proof
-from patchkit.verification.records import BenchRecord
+from patchkit.verification.records import BenchRecord, same_code
 from patchkit.verification.run import Result, VerifyReport
 
 if TYPE_CHECKING:
@@ -200,6 +200,7 @@ def bench_table(rows: list[tuple[str, BenchRecord]]) -> Table:
         table.add_column(column)
     for patch, b in rows:
         ratio = "-" if b.ratio is None else f"x{b.ratio:.3f}"
+        ratio = "same code" if same_code(b) else ratio
         if b.slower:
             ratio = f"[red]{ratio} slower[/]"
         spread = f"{_pct(b.ratio_spread)} ({_pct(b.before_spread)}/{_pct(b.after_spread)})"

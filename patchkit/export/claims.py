@@ -13,6 +13,7 @@ from patchkit.model import LockEntry, PatchMeta
 from patchkit.patchset import patch_digest
 from patchkit.targets import commits_match
 from patchkit.verification.environment import Environment
+from patchkit.verification.proof import proof_text
 from patchkit.verification.records import Record, TestRecord, set_root_of, tracked_records
 
 log = logging.getLogger("patchkit.export.claims")
@@ -38,6 +39,7 @@ class Run:
     result: str  # "passed", "failed", "not run"
     reason: str
     tests: tuple[TestOutcome, ...]
+    proof: str = ""  # "proven (fails without the patch: ...)", ... (verification.proof)
 
 
 @dataclass(frozen=True)
@@ -71,9 +73,11 @@ def _run(record: Record) -> Run:
     )
     device = env.gpu or "CPU only (no GPU)"
     capability = env.capability if env.gpu else None
+    proof = proof_text(record) + (f": {record.proof_reason}" if record.proof_reason else "")
     return Run(
-        device, capability, _versions(env), record.time[:10], record.result, record.reason, tests
-    )
+        device, capability, _versions(env), record.time[:10], record.result, record.reason, tests,
+        proof,
+    )  # fmt: skip
 
 
 def _current(record: Record, digest: str, entry: LockEntry) -> bool:
@@ -117,6 +121,7 @@ def _run_lines(run: Run) -> list[str]:
         where += f" (compute capability {run.capability[0]}.{run.capability[1]})"
     versions = f"; {run.versions}" if run.versions else ""
     head = f"- {where}{versions}, {run.date}: **{run.result}**"
+    head += f", {run.proof}" if run.proof else ""
     head += f" ({run.reason})" if run.reason else ""
     return [head, *(_test_line(t) for t in run.tests)]
 

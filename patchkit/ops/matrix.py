@@ -29,7 +29,14 @@ from patchkit.matrix.table import (
 from patchkit.model import LockEntry, PatchMeta, SourceKind
 from patchkit.ops.context import Project
 from patchkit.targets import commits_match
-from patchkit.verification.records import BenchRecord, Record, load_records, set_root_of
+from patchkit.verification.proof import proof_text
+from patchkit.verification.records import (
+    BenchRecord,
+    Record,
+    load_records,
+    same_code,
+    set_root_of,
+)
 from patchkit.workspace.tree import sha256
 
 
@@ -192,7 +199,8 @@ def _release_of(
 
 def _summary(record: Record, digest: str) -> dict[str, Any]:
     summary = {
-        "result": record.result,
+        "result": proof_text(record),  # "proven", "proves nothing", ... (verification.proof)
+        "tests_result": record.result,
         "reason": record.reason,
         "time": record.time,
         "stale": record.digest != digest,  # the patch changed since
@@ -205,4 +213,7 @@ def _summary(record: Record, digest: str) -> dict[str, Any]:
 
 def _bench(b: BenchRecord) -> dict[str, Any]:
     keep = ("bench", "case", "metric", "status", "before", "after", "ratio", "slower")
-    return {k: getattr(b, k) for k in keep}
+    found = {k: getattr(b, k) for k in keep}
+    if same_code(b):  # a ratio of noise: shown as "same code", never as x1.00
+        found.update(status="same code", ratio=None)
+    return found

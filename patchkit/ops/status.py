@@ -120,7 +120,9 @@ def _one(read: Reader, state: State | None, meta: PatchMeta) -> PatchStatus:
 
 def verification_summary(records: Sequence[Record], meta: PatchMeta, entry: LockEntry) -> str:
     """The newest verification per environment kind among ``records`` (the patch's, oldest
-    first), e.g. "passed on NVIDIA H200 (sm_90) 2026-11-23"."""
+    first), with its proof, e.g. "proven on NVIDIA H200 (sm_90) 2026-11-23"."""
+    from patchkit.verification.proof import proof_text
+
     latest = list({r.environment.kind: r for r in records}.values())  # newest per kind
     digest = patch_digest(meta) if latest else ""
     parts = []
@@ -128,7 +130,7 @@ def verification_summary(records: Sequence[Record], meta: PatchMeta, entry: Lock
         stale = record.digest != digest or not commits_match(record.lock_commit, entry.commit)
         partly = f" ({record.reason})" if record.reason and record.result == "passed" else ""
         parts.append(
-            f"{record.result}{partly} on {record.environment.kind} {record.time[:10]}"
+            f"{proof_text(record)}{partly} on {record.environment.kind} {record.time[:10]}"
             f"{' (stale)' if stale else ''}"
         )
     return "; ".join(parts) or "never"

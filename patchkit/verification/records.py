@@ -235,31 +235,41 @@ def latest_bench(records: Iterable[Record]) -> dict[str, Record]:
     return {r.environment.kind: r for r in records if r.bench}
 
 
+def same_code(bench: BenchRecord) -> bool:
+    """Before and after ran the same code (the callable says so: the same label on both trees,
+    e.g. the SM90 gate, which the patch does not change): its ratio measures noise, not the
+    patch, and is shown as ``same code``."""
+    return bool(bench.before_label) and bench.before_label == bench.after_label
+
+
 @dataclass(frozen=True)
 class BenchSummary:
     """The figures of one record in a line: its worst and best compared case."""
 
     kind: str  # Environment.kind: where they were measured
     time: str
-    compared: int  # cases compared
+    compared: int  # cases compared (same code excluded)
     slower: bool  # some case's ratio is under 1 - its tolerance
     worst: BenchRecord | None = None
     best: BenchRecord | None = None
+    same: int = 0  # cases whose before and after ran the same code
 
     def describe(self) -> str:
+        same = f"; {self.same} same code" if self.same else ""
         if self.worst is None or self.best is None:
-            return f"no case compared on {self.kind} {self.time[:10]}"
+            return f"no case compared{same} on {self.kind} {self.time[:10]}"
         worst = f"x{self.worst.ratio:.2f} ({self.worst.bench}: {self.worst.case}"
         worst += "" if self.worst.compared_with == "unpatched" else f"; {self.worst.compared_with}"
         flag = "slower: " if self.slower else ""
         span = f"{flag}{worst})"
         if self.best is not self.worst:
             span += f" to x{self.best.ratio:.2f}"
-        return f"{span}, {self.compared} cases on {self.kind} {self.time[:10]}"
+        return f"{span}, {self.compared} cases{same} on {self.kind} {self.time[:10]}"
 
 
 def bench_summary(record: Record) -> BenchSummary:
-    compared = [b for b in record.bench if b.status == "compared" and b.ratio is not None]
+    measured = [b for b in record.bench if b.status == "compared" and b.ratio is not None]
+    compared = [b for b in measured if not same_code(b)]
     ordered = sorted(compared, key=lambda b: b.ratio or 0.0)
     return BenchSummary(
         kind=record.environment.kind,
@@ -268,6 +278,7 @@ def bench_summary(record: Record) -> BenchSummary:
         slower=any(b.slower for b in compared),
         worst=ordered[0] if ordered else None,
         best=ordered[-1] if ordered else None,
+        same=len(measured) - len(compared),
     )
 
 

@@ -29,7 +29,9 @@ UPSTREAM: dict[str, str | bytes] = {
     "demo/calc.py": "def add(a, b):\n    return a - b\n",
 }
 CPU_TEST = "from demo.calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
-GPU_TEST = "def test_on_gpu():\n    raise AssertionError('a GPU test ran on a machine without one')\n"
+GPU_TEST = (
+    "def test_on_gpu():\n    raise AssertionError('a GPU test ran on a machine without one')\n"
+)
 
 
 class FakeRay:

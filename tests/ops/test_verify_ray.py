@@ -4,6 +4,7 @@ and then reported, and the records equal a local run's."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from patchkit.ops.context import load_project
 from patchkit.ops.verify import verify
+from patchkit.ops.verify_bench import Unpatched
 from patchkit.ops.verify_ray import TaskResult, VerifyTask, run_task, verify_on_ray
 from patchkit.upstream.lock import load_lock
 from patchkit.verification.env import LocalRunner
@@ -44,22 +46,24 @@ def _gpu(s: Scenario) -> None:
 
 
 def _same(record: Record) -> Record:
-    return replace(record, time="", duration_s=0.0)
+    return replace(record, time="", duration_s=0.0, unpatched_time="")
 
 
 def test_records_equal_a_local_run(scenario: Scenario, ray_cluster: str) -> None:
     project = load_project(scenario.project.path)
     remote = verify_on_ray(project=project, target="demo", address=ray_cluster, record=False)
     scenario.apply()
-    local = verify(
-        tree_root=scenario.root,
-        patches=project.patches("demo"),
-        lock=load_lock(scenario.lock_path),
-        runner=LocalRunner(),
-        tree_commit=scenario.base,
-        record=False,
-    )
-    assert [r.result for r in remote.records] == ["passed"]
+    with contextlib.ExitStack() as stack:
+        local = verify(
+            tree_root=scenario.root,
+            patches=project.patches("demo"),
+            lock=load_lock(scenario.lock_path),
+            runner=LocalRunner(),
+            tree_commit=scenario.base,
+            record=False,
+            unpatched=Unpatched(stack, scenario.tree(), None),
+        )
+    assert [(r.result, r.proof) for r in remote.records] == [("passed", "proven")]
     assert [_same(r) for r in remote.records] == [_same(r) for r in local.records]
 
 
@@ -80,7 +84,7 @@ def test_tasks_land_where_their_kind_is_and_a_missing_kind_is_not_run(
     assert placed["A100"] is None
     missing = [r for r in report.records if r.environment.gpu == "A100"]
     assert [(r.result, r.reason.split(" (")[0]) for r in missing] == [
-        ("not run", "no node with A100 in the cluster")
+        ("not run", "no node with a GPU of kind A100 in the cluster")
     ]
     written = load_records(scenario.set_root)
     assert len(written) == 3  # as a local run writes them, the missing kind too

@@ -172,3 +172,17 @@ def test_the_command_says_proves_nothing_and_strict_fails(
     assert "proves nothing" in capsys.readouterr().out
     with pytest.raises(VerificationFailed, match="not proven: fix-add proves nothing"):
         verify_cmd(parser.parse_args([*argv, "--strict"]))
+
+
+def test_status_shows_the_proof_and_warns_of_proves_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from patchkit.cli import main
+
+    s = _scenario(tmp_path, "test_mul.py")
+    _verify(s)
+    project = ["--project", str(s.project.path), "--checkout", str(s.root)]
+    assert main(["status", "--target", "demo", *project]) == 0
+    out = capsys.readouterr().out
+    assert "proves nothing on" in out
+    assert "warning: fix-add: its tests pass without it too" in out

@@ -1,50 +1,70 @@
 """Patch ``mamba-ssu-blackwell-sm12x``: SM12x gets the Blackwell SSU block sizes.
 
-The value ``MambaMixer2.__init__`` assigns to ``self.is_blackwell`` is taken from the tree's
-``mamba_mixer2.py`` and evaluated against a platform with vLLM's family semantics
-(``capability.to_int() // 10 == family // 10``) on several GPUs; then, where vLLM and torch
-import, the tree's ``selective_state_update`` tuning is checked to depend on that flag.
+The tree's real ``MambaMixer2`` is built (on the CPU: vLLM's single-process model-parallel
+groups on gloo) with vLLM's real CUDA platform, whose device query
+(``torch.cuda.get_device_capability``) is stubbed to report each GPU (``cuda_platform``); the
+``is_blackwell`` flag it sets is what ``selective_state_update`` receives and what picks
+BLOCK_SIZE_M/num_warps for dstate > 64. Unpatched, SM12x (family 120) gets False.
 """
 
 from __future__ import annotations
 
-import ast
-import importlib.util
+import socket
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-MIXER = "model_executor/layers/mamba/mamba_mixer2.py"
+from cuda_platform import cuda_platform
+
+torch = pytest.importorskip("torch")
+mamba_mixer2 = pytest.importorskip("vllm.model_executor.layers.mamba.mamba_mixer2")
+
+from vllm.config import DeviceConfig, VllmConfig, set_current_vllm_config  # noqa: E402
+from vllm.distributed import parallel_state  # noqa: E402
 
 
-class _Platform:
-    def __init__(self, major: int, minor: int) -> None:
-        self.capability = major * 10 + minor
-
-    def is_device_capability_family(self, capability: int, device_id: int = 0) -> bool:
-        return self.capability // 10 == capability // 10
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
-def _vllm_file(relative: str) -> Path:
-    spec = importlib.util.find_spec("vllm")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("vllm source tree not on sys.path")
-    return Path(next(iter(spec.submodule_search_locations))) / relative
+@pytest.fixture(scope="module")
+def config() -> Iterator[VllmConfig]:
+    """A CPU vLLM config with model-parallel groups of one process (gloo)."""
+    vllm_config = VllmConfig(device_config=DeviceConfig(device="cpu"))
+    with set_current_vllm_config(vllm_config):
+        parallel_state.init_distributed_environment(
+            world_size=1,
+            rank=0,
+            local_rank=0,
+            distributed_init_method=f"tcp://127.0.0.1:{_free_port()}",
+            backend="gloo",
+        )
+        parallel_state.initialize_model_parallel(1, 1)
+        try:
+            yield vllm_config
+        finally:
+            parallel_state.destroy_model_parallel()
+            parallel_state.destroy_distributed_environment()
 
 
-def _is_blackwell_expression() -> ast.Expression:
-    tree = ast.parse(_vllm_file(MIXER).read_text())
-    mixer = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "MambaMixer2")
-    init = next(n for n in mixer.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
-    values = [
-        node.value
-        for node in ast.walk(init)
-        if isinstance(node, ast.Assign)
-        and any(ast.unparse(t) == "self.is_blackwell" for t in node.targets)
-    ]
-    assert len(values) == 1, "MambaMixer2.__init__ must assign self.is_blackwell once"
-    return ast.Expression(values[0])
+def _mixer(config: VllmConfig, prefix: str) -> Any:
+    with set_current_vllm_config(config):
+        return mamba_mixer2.MambaMixer2(
+            hidden_size=64,
+            ssm_state_size=128,
+            conv_kernel_size=4,
+            intermediate_size=128,
+            use_conv_bias=True,
+            use_bias=False,
+            n_groups=1,
+            num_heads=2,
+            head_dim=64,
+            prefix=prefix,  # a layer name of its own: each is registered with the config
+        )
 
 
 @pytest.mark.parametrize(
@@ -58,15 +78,19 @@ def _is_blackwell_expression() -> ast.Expression:
         ((8, 9), False),
     ],
 )
-def test_is_blackwell_covers_sm12x(capability: tuple[int, int], expected: bool) -> None:
-    expression = compile(_is_blackwell_expression(), MIXER, "eval")
-    namespace: dict[str, Any] = {"current_platform": _Platform(*capability)}
-    assert bool(eval(expression, namespace)) is expected
+def test_mixer_takes_blackwell_tuning_on_sm12x(
+    capability: tuple[int, int],
+    expected: bool,
+    config: VllmConfig,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(mamba_mixer2, "current_platform", cuda_platform(monkeypatch, capability))
+    mixer = _mixer(config, prefix=f"mixer_sm{capability[0]}{capability[1]}")
+    assert mixer.is_blackwell is expected
 
 
 def test_selective_state_update_uses_the_flag() -> None:
-    """The flag is what picks BLOCK_SIZE_M/num_warps for dstate > 64 (documented assumption)."""
-    ops = _vllm_file("model_executor/layers/mamba/ops/mamba_ssm.py").read_text()
-    assert "if is_blackwell:" in ops
-    mixer = _vllm_file(MIXER).read_text()
-    assert "is_blackwell=self.is_blackwell" in mixer
+    """The flag is what picks BLOCK_SIZE_M/num_warps for dstate > 64, and the mixer passes it."""
+    ops = Path(mamba_mixer2.__file__).parent / "ops" / "mamba_ssm.py"
+    assert "if is_blackwell:" in ops.read_text()
+    assert "is_blackwell=self.is_blackwell" in Path(mamba_mixer2.__file__).read_text()
