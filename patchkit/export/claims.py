@@ -73,7 +73,11 @@ def _run(record: Record) -> Run:
     )
     device = env.gpu or "CPU only (no GPU)"
     capability = env.capability if env.gpu else None
-    proof = proof_text(record) + (f": {record.proof_reason}" if record.proof_reason else "")
+    proof = (
+        proof_text(record) + (f": {record.proof_reason}" if record.proof_reason else "")
+        if record.proof
+        else "not proven (never run without the patch)"
+    )
     return Run(
         device, capability, _versions(env), record.time[:10], record.result, record.reason, tests,
         proof,
@@ -121,8 +125,8 @@ def _run_lines(run: Run) -> list[str]:
         where += f" (compute capability {run.capability[0]}.{run.capability[1]})"
     versions = f"; {run.versions}" if run.versions else ""
     head = f"- {where}{versions}, {run.date}: **{run.result}**"
-    head += f", {run.proof}" if run.proof else ""
     head += f" ({run.reason})" if run.reason else ""
+    head += f"; {run.proof}" if run.proof and run.result == "passed" else ""
     return [head, *(_test_line(t) for t in run.tests)]
 
 

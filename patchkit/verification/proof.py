@@ -94,7 +94,7 @@ def proof_text(record: Record) -> str:
     "proves nothing", ...), or for an older record its bare result marked unproven."""
     proof = proof_of(record)
     if proof is None:
-        return f"{record.result} (unproven: no run without the patch)"
+        return f"{record.result}, unproven" if record.result == "passed" else record.result
     return proof.value
 
 

@@ -123,11 +123,11 @@ def test_verification_records_show_per_gpu_kind(rel: Releases) -> None:
     verified = m.cell("bump", "1.0").verified
     assert verified is not None
     ((kind, summary),) = verified.items()
-    assert kind.startswith("NVIDIA H100") and summary["result"] == "passed"
+    assert kind.startswith("NVIDIA H100") and summary["result"] == "passed, unproven"
     assert summary["stale"] is True
     assert [(b["case"], b["ratio"], b["slower"]) for b in summary["bench"]] == [("b16", 1.5, False)]
     assert m.cell("bump", "1.1").verified is None
-    assert "H100 80GB HBM3 passed x1.50" in render_markdown(m)
+    assert "H100 80GB HBM3 passed, unproven x1.50" in render_markdown(m)
     assert "bench decode b16: compared, x1.50 time" in render_html(m)
 
 

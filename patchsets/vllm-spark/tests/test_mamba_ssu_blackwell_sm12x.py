@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from cuda_platform import cuda_platform
 
 torch = pytest.importorskip("torch")

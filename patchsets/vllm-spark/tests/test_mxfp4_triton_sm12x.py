@@ -13,7 +13,6 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-
 from cuda_platform import cuda_platform
 
 pytest.importorskip("torch")
