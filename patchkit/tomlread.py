@@ -94,7 +94,7 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
         ) from None
     except ValueError as exc:  # int(): more than 4300 digits (sys.get_int_max_str_digits)
         raise ConfigError(
-            f"{path}: not usable TOML: {exc}",
+            f"{path}: not usable TOML: {str(exc).split(';')[0]}",  # not Python's own advice
             hint="no value patchkit reads needs a number that long",
         ) from None
 

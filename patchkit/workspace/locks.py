@@ -7,7 +7,8 @@ trace in a tree, and any two patchkit processes exclude each other, whatever cac
 A writer waits a little (``PATCHKIT_LOCK_TIMEOUT`` seconds, default 10) and then refuses,
 naming the process that holds the lock and its command, which it wrote beside the lock. A
 reader takes the same lock for the moment it reads, so it never sees a half-written tree. The
-lock is the kernel's (``flock``): a process that dies, even by SIGKILL, releases it. Within one
+lock is the kernel's (``flock``): a process that dies, even by SIGKILL, releases it; one that
+ends removes the file (a waiter that then holds a removed file takes the new one). Within one
 process the lock is re-entrant, so a command that reads its own tree after writing it is fine.
 """
 
@@ -143,9 +144,11 @@ def exclusive(directory: Path, what: str, command: str, reader: bool = False) ->
                 _write_holder(directory, command)
         yield
     finally:
-        if outermost:
+        if outermost:  # no trace left: a waiter on the removed file locks the next one
             with contextlib.suppress(OSError):
                 _beside(directory, HOLDER).unlink()
+            with contextlib.suppress(OSError):
+                path.unlink()
         _release(path)
 
 

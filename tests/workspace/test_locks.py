@@ -85,8 +85,9 @@ def test_the_lock_is_in_the_worktrees_own_git_dir_and_nothing_in_the_tree(
     )
     assert proc.returncode == 0, proc.stderr
     git_dir = Path(GitRepo(linked).text("rev-parse", "--absolute-git-dir").strip())
-    assert (git_dir / "patchkit.lock").is_file()
-    assert not (s.root / ".git" / "patchkit.lock").exists()  # the main worktree's is its own
+    assert (git_dir / "patchkit").is_dir()  # the state, and (while a command runs) the lock
+    assert not (s.root / ".git" / "patchkit").exists()  # the main worktree's is its own
+    assert not (git_dir / "patchkit.lock").exists()  # removed when the command ended
     assert GitRepo(linked).text("status", "--porcelain", "--untracked-files=all").split() == [
         "M",
         "a.txt",
