@@ -5,6 +5,7 @@ sources of the same import still go ahead."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from patchkit.errors import ImportRefused, PatchkitError
@@ -12,6 +13,7 @@ from patchkit.importers.diffs import is_git_diff, looks_like_diff, map_diff
 from patchkit.importers.meta import comment_meta, parse_dep3, parse_mail
 from patchkit.importers.model import Candidate, Form, Meta, Origin
 from patchkit.importers.mods import read_mod
+from patchkit.importers.prs import is_pr_spec, named_pr, read_pr
 from patchkit.importers.scripts import read_script, script_comments
 from patchkit.importers.series import (
     is_mail,
@@ -27,6 +29,8 @@ def read_source(spec: str, target: str) -> list[Candidate]:
     """Every patch in ``spec`` (a file, a directory, or ``DIR@A..B``)."""
     path = Path(spec)
     try:
+        if is_pr_spec(spec):
+            return read_pr(spec, target)
         if is_range(spec):
             return read_range(spec, target)
         if path.is_dir():
@@ -116,4 +120,7 @@ def _diff(path: Path, data: bytes, target: str) -> Candidate:
     else:
         meta = parse_dep3(mapped.preamble)
     form = Form.GIT_DIFF if is_git_diff(data) else Form.PLAIN_DIFF
+    pr = named_pr(path.name, target)
+    if pr is not None and pr not in meta.prs:  # 01-pr59958.patch: the upstream PR it carries
+        meta = replace(meta, prs=(*meta.prs, pr))
     return Candidate(path.stem, form, path, meta, mapped.text, origin=(Origin.of(path),))

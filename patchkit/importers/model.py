@@ -22,6 +22,7 @@ class Form(str, enum.Enum):
     QUILT = "quilt-series"  # series + patches with DEP-3 headers
     MBOX = "git-mbox"  # git format-patch output: one mbox file or a directory of them
     RANGE = "git-range"  # a commit range A..B of a git checkout
+    PR = "upstream-pr"  # pr:owner/name#N, an upstream pull request carried until a release has it
 
 
 @dataclass(frozen=True)
