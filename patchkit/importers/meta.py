@@ -5,6 +5,7 @@ of them. Nothing is invented: a field the source does not state stays empty."""
 from __future__ import annotations
 
 import email
+import email.errors
 import email.header
 import email.policy
 import re
@@ -72,9 +73,14 @@ def parse_dep3(header: str) -> Meta:
 
 
 def _decode(value: str | None) -> str:
+    """A header's text, its encoded words decoded; one in a charset Python does not know is
+    kept as written."""
     if not value:
         return ""
-    return str(email.header.make_header(email.header.decode_header(value)))
+    try:
+        return str(email.header.make_header(email.header.decode_header(value)))
+    except (LookupError, UnicodeError, ValueError, email.errors.HeaderParseError):
+        return str(value)
 
 
 def parse_mail(message: bytes) -> tuple[Meta, bytes]:

@@ -19,7 +19,10 @@ from patchkit.importers.model import Replace
 
 SITE = "/site-packages"  # where ``pkg.__file__`` is taken to live
 UNKNOWN_WORD = "\0"  # a shell word whose value is not known (importers.shell)
-MAX_ITERATIONS = 1000
+MAX_ITERATIONS = 1000  # items of one literal `for`
+MAX_STEPS = 100_000  # loop bodies run in one script, nested loops included
+MAX_VALUE_CHARS = 1_000_000  # characters (or items) of one value the script builds
+MAX_REPLACE_COUNT = 2**31 - 1  # a replace count beyond this is not a count
 MODULES = {"os", "os.path", "pathlib", "pathlib.Path", "sys", "io"}
 IGNORED_CALLS = {"print", "logging.info", "logging.warning", "sys.stdout.write"}
 EXITS = {"sys.exit", "exit", "quit", "os._exit"}
@@ -56,6 +59,7 @@ class Run:
     order: list[str] = field(default_factory=list)
     lines: dict[cst.CSTNode, int] = field(default_factory=dict)
     argv: tuple[str, ...] = ()  # sys.argv as the mod's run.sh passes it (known words only)
+    steps: int = 0  # loop bodies run so far (MAX_STEPS)
 
 
 def line_of(run: Run, node: cst.CSTNode) -> int:
@@ -142,6 +146,8 @@ def _binary(run: Run, node: cst.BinaryOperation) -> Any:
         and type(left) is type(right)
         and type(left) in (str, tuple)
     ):
+        if len(left) + len(right) > MAX_VALUE_CHARS:
+            raise Dynamic(node, f"builds a value over {MAX_VALUE_CHARS} long (MAX_VALUE_CHARS)")
         return left + right
     if isinstance(node.operator, cst.Divide) and isinstance(left, File) and isinstance(right, str):
         return File(posixpath.join(left.path, right))
@@ -196,8 +202,12 @@ def _method(run: Run, node: cst.Call, owner: Code | File, method: str) -> Any:
         and len(args) in (2, 3)
     ):
         count = args[2] if len(args) == 3 else -1
-        if not isinstance(count, int):
+        if not isinstance(count, int) or isinstance(count, bool):
             raise Dynamic(node, "a replace count that is not an integer literal")
+        if not -1 <= count <= MAX_REPLACE_COUNT:
+            raise Dynamic(
+                node, f"a replace count outside -1..{MAX_REPLACE_COUNT} (MAX_REPLACE_COUNT)"
+            )
         edit = Replace(args[0], args[1], count, line_of(run, node))
         return Code(owner.path, (*owner.replaces, edit))
     raise Dynamic(node, f"calls .{method}() in a way import cannot read")

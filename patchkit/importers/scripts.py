@@ -13,6 +13,8 @@ over something computed) refuses the script, naming the line.
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ from patchkit.importers.script_values import (
     EXITS,
     IGNORED_CALLS,
     MAX_ITERATIONS,
+    MAX_STEPS,
     SITE,
     Code,
     Dynamic,
@@ -38,7 +41,30 @@ from patchkit.importers.script_values import (
     line_of,
 )
 
-__all__ = ["SITE", "read_script", "script_comments"]
+__all__ = ["SITE", "check_nesting", "read_script", "script_comments"]
+MAX_NESTING = 100  # brackets and indented blocks inside each other in a replace script
+
+
+def check_nesting(source: bytes, where: Path) -> None:
+    """Refuse, before libcst sees it, a script whose brackets and blocks nest deeper than
+    MAX_NESTING (libcst's parser recurses and overflows the C stack: a segfault, at 2000
+    parentheses), naming the line."""
+    depth = 0
+    try:
+        for token in tokenize.tokenize(io.BytesIO(source).readline):
+            bracket = token.string if token.type == tokenize.OP else ""
+            if token.type == tokenize.INDENT or bracket in ("(", "[", "{"):
+                depth += 1
+            elif token.type == tokenize.DEDENT or bracket in (")", "]", "}"):
+                depth -= 1
+            if depth > MAX_NESTING:
+                raise ImportRefused(
+                    f"{where} line {token.start[0]}: brackets and blocks nest deeper than "
+                    f"{MAX_NESTING} (MAX_NESTING); import does not read it",
+                    hint="a replace script is literal reads, replaces and writes: flatten it",
+                )
+    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError) as exc:
+        raise ImportRefused(f"{where}: not Python that can be read ({exc})") from None
 
 
 def read_script(
@@ -46,6 +72,7 @@ def read_script(
 ) -> tuple[FileEdits, ...]:
     """The edits ``source`` makes, on the target's repository paths; ImportRefused naming the
     line when it does anything but the literal read/replace/write it is allowed to."""
+    check_nesting(source, where)
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
@@ -183,6 +210,9 @@ def _for(run: Run, node: cst.For) -> None:
     if len(items) > MAX_ITERATIONS or node.orelse is not None:
         raise Dynamic(node, "`for` too long, or with an `else`")
     for item in items:
+        run.steps += 1
+        if run.steps > MAX_STEPS:
+            raise Dynamic(node, f"loops run more than {MAX_STEPS} times in all (MAX_STEPS)")
         _bind(run, node.target, item)
         _block(run, _body(node.body))
 
