@@ -127,8 +127,9 @@ def _without_base(candidate: Candidate, read_lock: Reader, target: str, blobs: B
     _, missing = edit_files(candidate.edits, read_lock)
     if present and len(present) == len(edits):
         return Carried(Outcome.UPSTREAMED, Step.PROBE, b"", b"", message="every new text is there")
-    # an edit whose text is not there is never part of a success (issue 27)
-    outcome = Outcome.PARTLY_UPSTREAMED if present and not missing else Outcome.CONFLICT
+    # an edit neither there nor makeable (its text gone) is never part of a success
+    lost = [r for r in edits if r not in present and not _present(candidate, r.old, read_lock)]
+    outcome = Outcome.PARTLY_UPSTREAMED if present and not lost else Outcome.CONFLICT
     details = tuple(ConflictDetail(m.split(":")[0], "replace", m) for m in missing)
     return Carried(outcome, Step.NONE, b"", b"", details, "; ".join(missing))
 
