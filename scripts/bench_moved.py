@@ -23,11 +23,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_port_cases import PATCHKIT_ROOT, TOOLS, git, tools
+from bench_port_cases import PATCHKIT_ROOT, PLACEMENT, TOOLS, git, tools
 
 DEF = re.compile(r"^([-+])\s*(?:async\s+)?def (\w+)\(", re.M)
 HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
@@ -55,10 +56,9 @@ def _per_file(diff: str) -> dict[str, str]:
     return {parts[i + 1]: parts[i + 2] for i in range(1, len(parts) - 2, 3)}
 
 
-def moves(repo: Path, commits: int) -> list[Move]:
+def moves(repo: Path, commits: int) -> Iterator[Move]:
     """Functions a commit removed from one Python file and added to another."""
     log = git(repo, "log", "--first-parent", "--format=%H", f"-n{commits}", "--", "*.py")
-    found = []
     for commit in log.split():
         diff = git(repo, "show", "--format=", "-U0", "--no-renames", commit, "--", "*.py")
         removed: dict[str, str] = {}
@@ -71,8 +71,7 @@ def moves(repo: Path, commits: int) -> list[Move]:
             if not new or new == old or name.startswith("test"):
                 continue
             if "/_vendor/" not in old + new:
-                found.append(Move(commit, name, old, new))
-    return found
+                yield Move(commit, name, old, new)
 
 
 def _function(text: str, name: str) -> str | None:
@@ -138,18 +137,18 @@ def cases_of(repo: Path, move: Move, per_move: int) -> list[Case]:
     if a is None or b is None or difflib.SequenceMatcher(None, a, b).ratio() < 0.6:
         return []
     found = []
-    log = git(repo, "log", "--format=%H", "-n40", f"{move.commit}^", "--", move.old)
-    for edit in log.split():
-        files = git(repo, "show", "--format=", "--name-only", edit).split()
-        if files != [move.old]:
+    log = git(
+        repo, "log", "-n80", "--format=%x01%H", "-p", "-U3", f"{move.commit}^", "--", move.old
+    )
+    for entry in filter(None, log.split("\x01")):
+        edit, _, diff = entry.partition("\n")
+        target = _taken_out(after, diff) if "\n@@ " in diff else None
+        if target is None:
             continue
-        diff = git(repo, "show", "--format=", "-U3", edit)
         span = _span(_show(repo, f"{edit}^", move.old) or "", move.name)
         if span is None or not _inside(diff, *span):
             continue
-        target = _taken_out(after, diff)
-        if target is not None:
-            found.append(Case(str(repo), move, edit, target.encode(), after.encode()))
+        found.append(Case(str(repo), move, edit, target.encode(), after.encode()))
         if len(found) >= per_move:
             break
     return found
@@ -186,11 +185,12 @@ class _Stub:
     original: str
 
 
-def run(case: Case, scratch: Path, mode: str) -> dict[str, tuple[str, float, str]]:
+def run(case: Case, scratch: Path, mode: str) -> dict[str, tuple[str, float, str, float]]:
     patch = scratch / "case.patch"
     patch.write_bytes(
         subprocess.run(
-            ["git", "-C", case.repo, "diff", "--full-index", f"{case.edit}^", case.edit],
+            ["git", "-C", case.repo, "diff", "--full-index", f"{case.edit}^", case.edit,
+             "--", case.move.old],
             capture_output=True, check=True,
         ).stdout
     )  # fmt: skip
@@ -200,7 +200,8 @@ def run(case: Case, scratch: Path, mode: str) -> dict[str, tuple[str, float, str
         prepare(case, work)
         started = time.perf_counter()
         ok, note = runner(work, patch, _Stub(case.edit))  # type: ignore[arg-type]
-        out[name] = (score(case, work, ok), time.perf_counter() - started, note)
+        seconds = PLACEMENT[0] if name == "patchkit" and mode == "api" else 0.0
+        out[name] = (score(case, work, ok), time.perf_counter() - started, note, seconds)
         subprocess.run(["rm", "-rf", str(work)], check=True)
     return out
 
@@ -215,23 +216,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("-v", "--verbose", action="store_true")
     args = p.parse_args(argv)
     PATCHKIT_ROOT[0] = PATCHKIT_ROOT[0].resolve()
-    cases: list[Case] = []
-    for move in moves(args.repo, args.commits):
-        cases += cases_of(args.repo, move, args.per_move)
-        if len(cases) >= args.max_cases:
-            break
-    cases = cases[: args.max_cases]
-    if not cases:
-        print("no cases: no function moved between files in the history searched")
-        return 2
     results = []
     with tempfile.TemporaryDirectory(prefix="bench_moved-") as scratch:
-        for case in cases:
+        for case in _mined(args):
             results.append(run(case, Path(scratch), args.patchkit))
             if args.verbose:
                 line = " ".join(f"{t}={r[0]}" for t, r in results[-1].items())
                 print(f"{case.edit[:10]} {case.move.name} {case.move.old} -> {case.move.new}: "
                       f"{line} [{results[-1]['patchkit'][2][:120]}]", flush=True)  # fmt: skip
+    if not results:
+        print("no cases: no function moved between files in the history searched")
+        return 2
     print(f"moved code: {len(results)} cases")
     print(f"  {'tool':<16}{'exact':>7}{'wrong':>7}{'failed':>8}{'median s':>11}")
     for tool in TOOLS:
@@ -239,7 +234,22 @@ def main(argv: list[str] | None = None) -> int:
         secs = statistics.median(r[tool][1] for r in results)
         print(f"  {tool:<16}" + "".join(f"{scores.count(s):>7}" for s in ("exact", "wrong"))
               + f"{scores.count('failed'):>8}{secs:>11.3f}")  # fmt: skip
+    placed = [r["patchkit"][3] for r in results]
+    if any(placed):
+        print(
+            f"patchkit placement in-process (run_patch): median {statistics.median(placed):.3f} s"
+        )
     return 0
+
+
+def _mined(args: argparse.Namespace) -> Iterator[Case]:
+    count = 0
+    for move in moves(args.repo, args.commits):
+        for case in cases_of(args.repo, move, args.per_move):
+            yield case
+            count += 1
+            if count >= args.max_cases:
+                return
 
 
 if __name__ == "__main__":
