@@ -43,6 +43,9 @@ from patchkit.export.upstream_test import (
     section,
     test_patch,
 )
+from patchkit.export.upstream_test import (
+    test_files as changed_test_paths,
+)
 from patchkit.gitrepo import GitRepo
 from patchkit.model import LockEntry, Outcome, PatchMeta, PrState
 
@@ -285,6 +288,17 @@ def _upstream_test(
         return not_run(meta, "it needs a GPU")
     if not ctx.run_tests:
         return not_run(meta, "not run at export")
+    patched = _run_on(ctx, meta, tree, parent, env)
+    paths = changed_test_paths(test)
+    added = [(p, sha, mode) for p, (mode, sha) in ctx.repo.ls_tree(tree, paths).items()]
+    without = _run_on(ctx, meta, ctx.repo.tree_with(parent, added), parent, env)
+    return replace(patched, unpatched=f"{without.result} ({without.detail})")
+
+
+def _run_on(
+    ctx: Build, meta: PatchMeta, tree: str, parent: str, env: dict[str, str]
+) -> UpstreamRun:
+    """The upstream test run on a checkout of ``tree`` (made and removed here)."""
     commit = ctx.repo.commit_tree(tree, [parent], f"{meta.id}: upstream test run\n", env)
     with tempfile.TemporaryDirectory(prefix="patchkit-upstream-test-") as tmp:
         where = Path(tmp) / "tree"
@@ -335,6 +349,6 @@ def _text_input(
         dependencies=deps,
         stacked=stacked,
         upstream_test=section(meta, run),
-        test_outcome=run.result if run else "",
+        test_outcome=("proves nothing" if run.proves_nothing else run.result) if run else "",
         reviewed_by=ctx.reviewed_by,
     )

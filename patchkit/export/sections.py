@@ -186,7 +186,7 @@ def _needs(spec: TestSpec) -> str:
 def _added(f: Facts) -> list[tuple[str, str]]:
     """The test this PR adds to upstream's suite (``[export.test]``): its command and needs."""
     test = f.meta.export.test
-    if test is None:
+    if test is None or f.test_outcome == "proves nothing":
         return []
     from patchkit.export.upstream_test import command  # the very command the run line shows
 

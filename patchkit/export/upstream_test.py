@@ -37,6 +37,16 @@ class UpstreamRun:
     where: str = ""  # "NVIDIA H100 80GB HBM3 (sm_90), python 3.12.3, cuda 13.0, torch 2.11.0"
     time: str = ""  # ISO 8601, UTC
     tree: str = ""  # the exported tree it ran on
+    unpatched: str = ""  # its result on the same tree without the change: "failed (2 failed)"
+
+    @property
+    def proves_nothing(self) -> bool:
+        """It passed without the change too: it does not show the fix."""
+        return self.unpatched.startswith("passed")
+
+    @property
+    def proven(self) -> bool:
+        return self.result == "passed" and self.unpatched.startswith("failed")
 
 
 def command(test: UpstreamTest) -> str:
@@ -187,8 +197,13 @@ def section(meta: PatchMeta, run: UpstreamRun | None) -> str:
         return ""
     files = ", ".join(f"`{f}`" for f in test_files(test))
     said = f"The test this PR adds ({files}), `{run.command}`,"
+    if run.proves_nothing:
+        return ""  # passes without the change: not named as the fix's test
     if run.result == "not added":
         return f"The test for this change ({files}) is not on this branch: {run.detail}."
     if run.result == "not run":
         return f"{said} has not been run on this branch: {run.detail}."
-    return f"{said} ran on this branch on {run.where} ({run.time[:10]}): **{run.result}** ({run.detail})."
+    ran = f"{said} ran on this branch on {run.where} ({run.time[:10]}): **{run.result}** ({run.detail})"
+    if run.proven:
+        return f"{ran}; on the same tree without this change it **failed** ({run.unpatched[8:-1]})."
+    return f"{ran}; it has not been run without this change." if run.unpatched == "" else f"{ran}."

@@ -82,7 +82,10 @@ def test_a_gpu_test_is_not_run_here_until_a_run_is_recorded(tmp_path: Path) -> N
     assert again.upstream_test == gpu_run
     text = section(meta, again.upstream_test)
     assert "`tests/test_mod.py`" in text and "python -m pytest tests/test_mod.py -k fixed" in text
-    assert "ran on this branch on NVIDIA H100 (sm_90) (2026-11-23): **passed** (1 passed)." in text
+    assert (
+        "ran on this branch on NVIDIA H100 (sm_90) (2026-11-23): **passed** (1 passed); "
+        "it has not been run without this change." in text
+    )
     assert text in again.text.body  # the PR text says it, beside the test plan's command
 
 
@@ -118,3 +121,19 @@ def test_a_base_without_the_tests_says_what_is_missing_and_exports(tmp_path: Pat
     assert run is not None and run.result == "not added"
     assert "has no tests/test_mod.py" in run.detail
     assert "is not on this branch" in export.text.body
+
+
+def test_the_test_fails_without_the_change_and_passes_with_it_both_kept(tmp_path: Path) -> None:
+    export = only(case_with_test(tmp_path).export("fix-f"))
+    run = export.upstream_test
+    assert run is not None and run.proven
+    assert (run.result, run.unpatched) == ("passed", "failed (1 failed)")
+    assert "on the same tree without this change it **failed** (1 failed)." in export.text.body
+
+
+def test_a_test_that_passes_without_the_change_is_not_named(tmp_path: Path) -> None:
+    export = only(case_with_test(tmp_path, new_assert="f(1) > 0").export("fix-f"))
+    run = export.upstream_test
+    assert run is not None and run.proves_nothing and run.result == "passed"
+    assert "-m pytest tests/test_mod.py" not in export.text.body  # not in the plan nor the result
+    assert "The test this PR adds" not in export.text.body
