@@ -107,6 +107,7 @@ EXIT_CODES = {
     8: "rebase stopped for a person (conflict report written)",
     9: "busy: another patchkit command is changing the same tree (nothing was done; retry)",
     10: "a formatter upstream pins could not be installed or run (nothing was exported)",
+    11: 'applied, but left out a patch that may fail (on_failure = "skip", --keep-going)',
     70: "internal error (a bug in patchkit: please report it with the crash log)",
     130: "interrupted",
 }

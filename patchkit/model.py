@@ -219,6 +219,7 @@ class PatchMeta:
     tests: tuple[TestSpec, ...] = ()
     benches: tuple[BenchSpec, ...] = ()  # ``[[bench]]``: speed before and after
     optional: bool = False  # opt-in: applied only when asked for by id
+    on_failure: str = "stop"  # "skip": a failure leaves it out, the rest apply (exit 11)
     pr_tags: tuple[str, ...] = ()  # vLLM title tags ("Bugfix", "Hardware][NVIDIA") or
     pr_scope: str | None = None  # FlashInfer conventional-commit type(scope)
     # ``[pr] hardware``: compute capabilities the change is for ((12, 1)); the PR text says

@@ -250,6 +250,7 @@ def load_patch(
         tests=_tests(meta),
         benches=load_benches(raw, meta_path),
         optional=meta.flag("optional", False),
+        on_failure=_on_failure(meta),
         files=_files(meta, kind),
         upstream=_upstream(meta),
         export=load_export(raw, meta_path, meta_path.parent.parent),
@@ -370,3 +371,11 @@ def select_patches(
 def patch_digest(meta: PatchMeta) -> str:
     """The sha256 of a patch's file: what verification records and state are keyed by."""
     return hashlib.sha256(read_file(meta.file)).hexdigest()
+
+
+def _on_failure(meta: Table) -> str:
+    """``on_failure``: ``stop`` (the default: nothing is written) or ``skip``."""
+    value = meta.text("on_failure", "stop")
+    if value not in ("stop", "skip"):
+        raise meta.fail("on_failure", '"stop" or "skip"', value)
+    return value

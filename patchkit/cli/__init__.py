@@ -204,6 +204,12 @@ def apply_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--verify", action="store_true", help="then run each patch's tests and record the result"
     )
+    parser.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="a patch that fails is left out and the rest apply (exit 11 says so); never the "
+        'default (a patch\'s own on_failure = "skip" does the same for it alone)',
+    )
     explain_arg(parser)
 
 

@@ -65,6 +65,7 @@ def run_apply(args: argparse.Namespace, project: Project) -> TargetApply:
             allow_dirty=args.allow_dirty,
             allow_other_commit=args.allow_other_commit,
             explain=args.explain,
+            keep_going=getattr(args, "keep_going", False),
         )
     except ApplyFailed as exc:
         _render_results(args, args.target, None, exc.results, "apply: FAILED", written=False)
@@ -82,6 +83,10 @@ def show_apply(args: argparse.Namespace, project: Project, done: TargetApply) ->
             "noop": report.noop,
             "written": not report.noop,  # already applied: nothing was written
             "recovered": _recovered_json(report.recovered),
+            "skipped": [
+                {"id": r.patch_id, "outcome": r.outcome.value, "reason": r.reasons()}
+                for r in report.skipped
+            ],
         }
         print_json(data | explained_json(args, report.results))
     elif report.noop:
@@ -94,7 +99,18 @@ def show_apply(args: argparse.Namespace, project: Project, done: TargetApply) ->
     if not args.json:
         listed, entry = project.listed(args.target), project.entry(args.target)
         console.print(status_table(status(tree=tree, patches=listed, entry=entry)))
-    return 0
+    return _say_skipped(args, report.skipped)
+
+
+def _say_skipped(args: argparse.Namespace, skipped: Sequence[PatchResult]) -> int:
+    """The patches left out because they may fail: one line each on stderr; exit 11."""
+    for r in skipped:
+        err_console.print(
+            f"[yellow]skipped:[/] {r.patch_id} ({r.outcome.value}): {r.reasons()}; the rest "
+            f'applied (it may fail: on_failure = "skip" or --keep-going)',
+            soft_wrap=True,
+        )
+    return 11 if skipped else 0
 
 
 def _apply_failed_hint(target: str, results: Sequence[PatchResult]) -> str:

@@ -81,7 +81,10 @@ class _Captured:
 
 
 def apply_cmd(args: argparse.Namespace) -> int:
-    key = _key("apply", args, args.exclude, args.allow_dirty, args.allow_other_commit, args.explain)
+    key = _key(
+        "apply", args, args.exclude, args.allow_dirty, args.allow_other_commit, args.explain,
+        getattr(args, "keep_going", False),
+    )  # fmt: skip
     if key is not None:
         done = replay_apply(key)
         if done is not None:

@@ -146,6 +146,8 @@ def _meta_doc(entry: Entry) -> Any:
             "merged_in": entry.merged_in,
         }
     )
+    if "Tolerated" in meta.fields:  # run.sh went on when it failed (cmd || echo skip)
+        doc["on_failure"] = "skip"
     if meta.prs and "PR-State" in meta.fields:  # pr:owner/name#N: the PR it carries
         doc["upstream"] = {"pr": meta.prs[0], "state": meta.fields["PR-State"]}
     if entry.rewrite:

@@ -31,6 +31,7 @@ class ApplyReport:
     results: tuple[PatchResult, ...]
     written: tuple[str, ...]
     noop: bool = False
+    skipped: tuple[PatchResult, ...] = ()  # failed, left out: on_failure skip, --keep-going
     recovered: Recovery | None = None  # an interrupted write this run rolled back first
     trace: ApplyTrace | None = None  # what the run read and wrote (a warm run replays it)
 
@@ -122,9 +123,15 @@ def apply(
     allow_dirty: bool = False,
     allow_other_commit: bool = False,
     explain: bool = False,
+    keep_going: bool = False,
 ) -> ApplyReport:
+    """Apply ``patches`` to ``tree``, all or nothing; a patch that may fail (``on_failure =
+    "skip"``, or every patch with ``keep_going``) is left out when it fails and the rest apply:
+    the report names it in ``skipped``."""
     with writing(tree, "apply"):
-        return _apply(tree, entry, patches, blobs, allow_dirty, allow_other_commit, explain)
+        return _apply(
+            tree, entry, patches, blobs, allow_dirty, allow_other_commit, explain, keep_going
+        )
 
 
 def _apply(
@@ -135,6 +142,7 @@ def _apply(
     allow_dirty: bool,
     allow_other_commit: bool,
     explain: bool,
+    keep_going: bool = False,
 ) -> ApplyReport:
     store = StateStore(tree.state_dir)
     recovered = recover(tree, store)
@@ -157,11 +165,15 @@ def _apply(
     overlay.base_fingerprint = seen.fingerprint
     overlay.listing = seen.listing
     overlay.base_mode = seen.mode
-    results = run_series(patches, overlay, blobs, explain=explain)
+    may_fail = {p.id for p in patches if keep_going or p.on_failure == "skip"}
+    results = run_series(patches, overlay, blobs, explain=explain, stop_on_failure=not may_fail)
     failed = [r for r in results if not r.outcome.ok]
-    if failed:
+    if any(r.patch_id not in may_fail for r in failed):
         names = ", ".join(f"{r.patch_id} ({r.outcome.value})" for r in failed)
         raise ApplyFailed(f"could not apply {names} to {tree.root}", results)
+    skipped = {r.patch_id for r in failed}  # each one may fail: the rest apply without it
+    patches = [p for p in patches if p.id not in skipped]
+    results = [r for r in results if r.patch_id not in skipped]
     new_state = _new_state(seen, store, entry, commit_id, patches, results, overlay, state)
     writes = _writes(seen, overlay, state)
     commit(tree, store, writes, new_state, command="apply", expected=seen.contents)
@@ -170,6 +182,7 @@ def _apply(
         commit_id,
         tuple(results),
         tuple(w.path for w in writes),
+        skipped=tuple(failed),
         recovered=recovered,
         trace=seen.trace(writes, new_state, state),
     )
@@ -355,6 +368,7 @@ def apply_target(
     allow_dirty: bool = False,
     allow_other_commit: bool = False,
     explain: bool = False,
+    keep_going: bool = False,
 ) -> TargetApply:
     """Apply every patch of ``target``'s sets (plus the opt-ins in ``include``, and those applied
     to this tree before unless ``exclude`` names them) to the tree ``where`` names, all or
@@ -378,6 +392,7 @@ def apply_target(
             allow_dirty=allow_dirty,
             allow_other_commit=allow_other_commit,
             explain=explain,
+            keep_going=keep_going,
         )
     finally:
         blobs.close()

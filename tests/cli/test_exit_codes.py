@@ -33,7 +33,7 @@ def break_patch(s: Scenario) -> Path:
 
 
 def test_the_table_has_one_meaning_per_code() -> None:
-    assert sorted(EXIT_CODES) == [0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 70, 130]
+    assert sorted(EXIT_CODES) == [0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 70, 130]
 
 
 def test_a_malformed_diff_is_6_in_apply_and_in_port(

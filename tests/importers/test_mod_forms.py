@@ -120,6 +120,7 @@ def test_overlay_requirement_self_check_and_tolerated_failure(
     fields = meta["imported"]["fields"]
     assert fields["Requires"] == "fastsafetensors==0.1.10"
     assert "goes on when it fails" in fields["Tolerated"]
+    assert meta["on_failure"] == "skip"  # run.sh went on when it failed: so may apply
     assert "inspect.getsource" in fields["Self-Check"]
 
 
