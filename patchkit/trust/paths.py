@@ -32,15 +32,17 @@ def names_git_dir(relative: str) -> bool:
 
 
 def relative_problem(raw: str) -> str | None:
-    """Why ``raw`` cannot name a place under a root as written: NUL, absolute, ``~``, ``..``."""
+    """Why ``raw`` cannot name a place under a root as written: NUL, absolute, ``..``, or a
+    ``.`` or empty part (a name file systems give no file)."""
     if "\0" in raw:
         return "it holds a NUL byte"
-    if not raw or raw == ".":
-        return "it is empty"
-    if PurePosixPath(raw).is_absolute() or raw.startswith("~") or "\\" in raw:
+    if PurePosixPath(raw).is_absolute():
         return "it is absolute"
-    if any(part == ".." for part in raw.split("/")):
+    parts = raw.split("/")
+    if ".." in parts:
         return "it leaves its directory (`..`)"
+    if not raw or parts[-1] in ("", "."):
+        return "it names no file (empty, or ending in `/` or `.`)"
     return None
 
 
@@ -68,17 +70,21 @@ class Fence:
     def problem(self, resolved: str) -> str | None:
         """Why the resolved absolute path ``resolved`` is not the root's to touch."""
         if not inside(resolved, self.root):
-            return f"it resolves to {resolved}, outside {self.root}"
+            return f"it resolves to {resolved}, outside {self.root} (through a symlink)"
         if names_git_dir(resolved[len(self.root) :]):
-            return f"it resolves to {resolved}, inside a .git directory"
+            return f"it resolves to {resolved}, inside a git directory (through a symlink)"
         for fenced in self.fenced:
             if at_or_inside(resolved, fenced):
-                return f"it resolves to {resolved}, inside {fenced}, which patchkit never writes"
+                return (
+                    f"it resolves to {resolved}, inside {fenced} (a git directory or patchkit's "
+                    "state), which patchkit never writes"
+                )
         return None
 
-    def place(self, relative: str) -> str:
+    def place(self, relative: str, *, shown_as: str | None = None) -> str:
         """``relative`` under the root with every directory resolved (the last part is not
-        followed: callers open it without following links); UnsafePathError names why not."""
+        followed: callers open it without following links); UnsafePathError names why not
+        (naming the path as ``shown_as``, when the caller knows it by another name)."""
         problem = relative_problem(relative)
         if problem is None:
             # no ``..`` is left (refused above), so folding ``.`` and ``//`` is exact
@@ -87,7 +93,7 @@ class Fence:
             problem = self.problem(resolved)
             if problem is None:
                 return resolved
-        raise UnsafePathError(f"{shown(relative)}: refused: {problem}")
+        raise UnsafePathError(f"{shown(shown_as or relative)}: refused: {problem}")
 
 
 def under(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from patchkit.errors import TreeError, UnsafePathError, shown
 from patchkit.fileio import read_fd
-from patchkit.trust.paths import at_or_inside, inside, names_git_dir
+from patchkit.trust.paths import Fence, names_git_dir
 from patchkit.workspace.mounts import stat_is_fresh
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # an open that refuses a symlink as its last part
@@ -43,6 +43,7 @@ class Tree:
     _real: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)
     # repository path -> its place on disk, checked (``place``): once per tree, not per read
     _places: dict[str, Path] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _fenced_root: Fence | None = field(default=None, init=False, repr=False, compare=False)
 
     def real(self, directory: Path) -> Path:
         return Path(self._real_text(str(directory)))
@@ -95,27 +96,14 @@ class Tree:
             raise UnsafePathError(f"{repo_path} is not part of the {self.kind} tree at {self.root}")
         if names_git_dir(mapped):
             raise UnsafePathError(f"{repo_path}: is inside .git; patches never touch it")
-        if any(part in ("", ".", "..") for part in mapped.split("/")):
-            raise UnsafePathError(f"{repo_path}: is no file of the tree (absolute, `.` or `..`)")
-        root = self._real_text(str(self.root))
-        candidate = Path(root, mapped)
-        parent, name = os.path.split(str(candidate))
-        resolved = os.path.join(self._real_text(parent), name)
-        if not inside(resolved, root):
-            raise UnsafePathError(
-                f"{repo_path}: resolves to {resolved}, outside the tree {root} (through a symlink)"
-            )
-        if names_git_dir(resolved[len(root) :]) or any(
-            at_or_inside(resolved, fenced) for fenced in self.fenced
-        ):
-            raise UnsafePathError(
-                f"{repo_path}: resolves to {resolved}, inside a git directory (through a "
-                "symlink); patches never touch it"
-            )
-        state = self._real_text(str(self.state_dir))
-        if at_or_inside(resolved, state):
-            raise UnsafePathError(f"{repo_path}: is patchkit's own state ({state})")
-        return candidate
+        return Path(self._fence().place(mapped, shown_as=repo_path))
+
+    def _fence(self) -> Fence:
+        """The root and what its files never resolve into: its git directories and patchkit's
+        state (made once per tree; each directory resolved once)."""
+        if self._fenced_root is None:
+            self._fenced_root = Fence.of(self.root, (*self.fenced, self.state_dir))
+        return self._fenced_root
 
     def fingerprint(self, repo_path: str) -> tuple[int, ...] | None:
         """What changes whenever the file changes, from one ``lstat``: type and mode, device,

@@ -42,9 +42,9 @@ def hostile_tree(base: Path) -> tuple[Path, Path]:
 
 def test_a_link_to_dot_git_is_refused(tmp_path: Path) -> None:
     root, _ = hostile_tree(tmp_path)
-    with pytest.raises(UnsafePathError, match=r"inside a \.git directory"):
+    with pytest.raises(UnsafePathError, match="inside a git directory"):
         under(root, "gitlink/hooks/post-checkout", what="x.patch")
-    with pytest.raises(UnsafePathError, match=r"inside a \.git directory"):
+    with pytest.raises(UnsafePathError, match="inside a git directory"):
         Fence.of(root).place("gitlink/config")
 
 
@@ -59,7 +59,7 @@ def test_a_fenced_git_dir_outside_the_root_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "raw", ["/etc/passwd", "../x", "a/../../x", "~/x", "x\0y", "", ".", "a\\b", "out/x", "up/x"]
+    "raw", ["/etc/passwd", "../x", "a/../../x", "x\0y", "", ".", "a/", "out/x", "up/x", "gitlink/x"]
 )
 def test_escapes_are_refused_with_the_callers_error(tmp_path: Path, raw: str) -> None:
     root, _ = hostile_tree(tmp_path)
