@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from testing.builders import Scenario, run_git, snapshot  # noqa: E402
+from testing.builders import Project, Scenario, Upstream, run_git, snapshot  # noqa: E402
 
 CRASH = 70
 EXPECTED_TO_FAIL_UNTIL_LANDED: dict[
@@ -217,21 +217,21 @@ def import_series_escape(tmp: Path) -> list[Run]:
 
 # -- tool paths from upstream files ---------------------------------------------------------------
 def precommit_rev_escape(tmp: Path) -> list[Run]:
-    s = scenario(
-        tmp, {"a.txt": "a\n", ".pre-commit-config.yaml": _precommit("v0.1/../../../sentinel")}
-    )
-    s.add("p1", {"a.txt": "b\n"})
-    out = ["--out", str(tmp / "export")]
-    env = {"PATCHKIT_CACHE": str(tmp / "cache")}
-    ran = absent(tmp / "sentinel" / "bin")
-    return [
-        Run(
-            ["export-pr", "p1", "--project", str(s.project.path), *out],
-            (0, 2, 3, 10),
-            env,
-            check=ran,
-        )
-    ]
+    up = Upstream(tmp / "work" / "vllm")
+    files = {
+        "pkg/mod.py": "x = 1\n",
+        ".pre-commit-config.yaml": _precommit("0.1/../../../../../sentinel"),
+    }
+    base = up.commit(files, "base")
+    project = Project(tmp / "work" / "project", up, base, target="vllm")
+    project.add_diff("p1", up.diff_of({"pkg/mod.py": "x = 2\n"}))
+    tool = tmp / "sentinel" / "bin" / "ruff"  # where the rev points: it must never run
+    tool.parent.mkdir(parents=True)
+    tool.write_text(f"#!/bin/sh\n{plant(tmp)}\necho 0.1\n")
+    tool.chmod(0o755)
+    argv = ["export-pr", "p1", "--project", str(project.path), "--checkout", str(up.path)]
+    identity = ["--identity", "A Person <a@example.com>", "--no-test-run"]
+    return [Run([*argv, *identity], (0, 2, 10))]
 
 
 def _precommit(rev: str) -> str:
