@@ -234,6 +234,14 @@ def show_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("patch", help="patch id")
     target_args(parser, required=False)
     parser.add_argument("--checkout", type=Path, help="show against this checkout instead")
+    parser.add_argument(
+        "--releases",
+        nargs="?",
+        const="",
+        metavar="FROM..TO|all",
+        help="instead of the diff: the releases the patch works with (its matrix row; cells "
+        "already computed are reused); default range: the lock's release to the newest",
+    )
 
 
 def record_args(parser: argparse.ArgumentParser) -> None:

@@ -234,10 +234,30 @@ def reset_cmd(args: argparse.Namespace) -> int:
 def show_cmd(args: argparse.Namespace) -> int:
     from patchkit.ops.show import show_patch
 
+    if args.releases is not None:
+        return _show_releases(args)
     diff = show_patch(
         project=project_of(args), patch_id=args.patch, target=args.target, checkout=args.checkout
     )
     sys.stdout.buffer.write(diff)
+    return 0
+
+
+def _show_releases(args: argparse.Namespace) -> int:
+    """``show PATCH --releases``: the patch's matrix row, one release a line."""
+    from patchkit.ops.matrix import matrix
+
+    project = project_of(args)
+    meta = project.patch(args.patch)
+    row = matrix(project=project, target=meta.target, releases=args.releases, only=[meta.id])
+    works = [c.release for c in row.cells if c.outcome in ("applied", "carried")]
+    for cell in row.cells:
+        console.print(f"{cell.release:>14}  {cell.shown}", markup=False, highlight=False)
+    [info] = row.rows
+    said = [f"works with: {', '.join(works) or 'none of these'}"]
+    said += [f"absorbed by {info.absorbed_by}"] if info.absorbed_by else []
+    said += [f"broke in {info.broken_by}"] if info.broken_by else []
+    console.print(f"{meta.id} (locked at {row.locked}): " + "; ".join(said), markup=False)
     return 0
 
 

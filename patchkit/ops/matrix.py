@@ -49,10 +49,12 @@ def matrix(
     store: CellStore | None = None,
     history: History | None = None,
     prefetch: bool = True,
+    only: Sequence[str] = (),
 ) -> Matrix:
     """The matrix of ``target`` over ``releases`` (``FROM..TO``, ``all``; default: the lock's
     release to the newest). With ``prefetch``, releases are fetched here before the cells run
-    (a Ray run leaves that to each node)."""
+    (a Ray run leaves that to each node). ``only``: the rows of these patches alone (each still
+    judged after the patches it runs after)."""
     entry = project.entry(target)
     hist = history or open_history(entry)
     own_store = store is None
@@ -67,6 +69,9 @@ def matrix(
         fetch_s = time.perf_counter() - started
         patches = project.listed(target)
         jobs = plan(entry, base, points, patches)
+        if only:
+            patches = [p for p in patches if p.id in only]
+            jobs = {key: job for key, job in jobs.items() if key[0] in only}
         values, run = _values(jobs, cells_store, executor or Serial())
         run = replace(run, fetch_s=round(fetch_s, 3))
         labels = [hist.version(p) for p in points]
