@@ -31,6 +31,7 @@ from patchkit.importers.script_values import SITE, UNKNOWN_WORD
 UNKNOWN = UNKNOWN_WORD  # a part of a word whose value cannot be known without running it
 MAX_STEPS = 2000  # simple commands in one script, loops unrolled
 MAX_SOURCE = 1 << 20  # bytes of run.sh read
+MAX_LINE = 64 * 1024  # bytes of one line of a run.sh: a longer one is no command a person wrote
 MAX_DEPTH = 200  # nesting of the syntax tree followed
 _LANGUAGE = Language(tree_sitter_bash.language())
 _MOD_DIR = re.compile(
@@ -82,6 +83,13 @@ def read_shell(path: Path) -> Script:
             f"{path}: {len(source)} bytes, more than the {MAX_SOURCE} import reads",
             hint="import the diffs or scripts the mod applies one by one",
         )
+    for number, line in enumerate(source.split(b"\n"), 1):
+        if len(line) > MAX_LINE:
+            raise ImportRefused(
+                f"{path} line {number}: {len(line)} bytes, more than the {MAX_LINE} (MAX_LINE) "
+                "import reads in one line",
+                hint="import the diffs or scripts the mod applies one by one",
+            )
     tree = Parser(_LANGUAGE).parse(source)
     script = Script(path, env={"0": str(path), "BASH_SOURCE": str(path)})
     _Reader(script).block(tree.root_node, 0)

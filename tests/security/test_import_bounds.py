@@ -54,3 +54,14 @@ def test_an_unknown_charset_in_a_header_is_kept_as_written() -> None:
     mail = b"From: =?x-no-such-charset?q?Eve?= <e@x.org>\nSubject: [PATCH] x\n\nwhy\n---\n"
     meta, _ = parse_mail(mail)
     assert "e@x.org" in meta.author
+
+
+def test_a_run_sh_line_of_a_megabyte_is_refused_naming_the_line(tmp_path: Path) -> None:
+    from patchkit.importers.shell import read_shell
+
+    run_sh = tmp_path / "run.sh"
+    run_sh.write_bytes(b"set -e\necho " + b"x" * 1_000_000 + b"\n")
+    with pytest.raises(
+        ImportRefused, match=r"run\.sh line 2: 1000005 bytes, more than the 65536 \(MAX_LINE\)"
+    ):
+        read_shell(run_sh)
