@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from patchkit.errors import PatchkitError, UnsafePathError, shown
 
@@ -28,7 +28,10 @@ def at_or_inside(path: str, directory: str) -> bool:
 
 def names_git_dir(relative: str) -> bool:
     """A part of ``relative`` is ``.git`` (any case: case-insensitive file systems)."""
-    return any(part.lower() == ".git" for part in relative.replace(os.sep, "/").split("/"))
+    lowered = relative.lower()
+    if ".git" not in lowered:  # the common case, without splitting
+        return False
+    return any(part == ".git" for part in lowered.replace(os.sep, "/").split("/"))
 
 
 def relative_problem(raw: str) -> str | None:
@@ -36,7 +39,7 @@ def relative_problem(raw: str) -> str | None:
     ``.`` or empty part (a name file systems give no file)."""
     if "\0" in raw:
         return "it holds a NUL byte"
-    if PurePosixPath(raw).is_absolute():
+    if raw.startswith("/"):
         return "it is absolute"
     parts = raw.split("/")
     if ".." in parts:
@@ -87,8 +90,12 @@ class Fence:
         (naming the path as ``shown_as``, when the caller knows it by another name)."""
         problem = relative_problem(relative)
         if problem is None:
-            # no ``..`` is left (refused above), so folding ``.`` and ``//`` is exact
-            parent, name = os.path.split(os.path.normpath(os.path.join(self.root, relative)))
+            joined = os.path.join(self.root, relative)
+            if (
+                "/." in joined or "//" in joined
+            ):  # no ``..`` is left: folding ``.``, ``//`` is exact
+                joined = os.path.normpath(joined)
+            parent, name = os.path.split(joined)
             resolved = os.path.join(self.real_dir(parent), name)
             problem = self.problem(resolved)
             if problem is None:
