@@ -333,6 +333,14 @@ def space_missing_at_base(tmp: Path) -> list[Run]:
     return [Run(["port", str(patch), "--base", s.base, "--checkout", str(s.root)], (0, 2, 6))]
 
 
+def space_missing_at_base_rebase(tmp: Path) -> list[Run]:
+    s = scenario(tmp)
+    s.add("p1", {"x y.txt": "new\n"})  # a file the base lacks, its name one space
+    new = s.upstream.commit({"a.txt": "a one\na two\nmore\n"}, "next")
+    argv = ["rebase", "--target", "demo", "--project", str(s.project.path), "--onto", new]
+    return [Run(argv, (0, 8))]
+
+
 def _toml_case(line: str) -> Callable[[Path], list[Run]]:
     def build(tmp: Path) -> list[Run]:
         s = scenario(tmp)
@@ -463,6 +471,11 @@ CASES = [
     Case("ray waits", "unreachable address", ray_unreachable),
     Case(
         "bounded input", "path with one space missing at the base", space_missing_at_base, fast=True
+    ),
+    Case(
+        "bounded input",
+        "rebase: a path with one space missing at the base",
+        space_missing_at_base_rebase,
     ),
     Case("bounded input", "tests = 5", _toml_case("tests = 5"), fast=True),
     Case("bounded input", 'pr = "x"', _toml_case('pr = "x"')),
