@@ -27,6 +27,7 @@ from patchkit.ops.context import Project, load_project
 from patchkit.ops.matrix import matrix
 from patchkit.ops.rebase import rebase
 from patchkit.ops.rebase_conflicts import PatchRebase, RebaseReport
+from patchkit.ops.retire import retire
 from patchkit.ops.upstream_check import check_patch
 from patchkit.upstream.github import Gh
 from patchkit.upstream.sources import GitMirror
@@ -173,6 +174,8 @@ def _rebase_on_branch(
             verify=options.verify, python=options.python,
         )  # fmt: skip
         tests = _tests(report)
+        for p in _reworked(report):  # absorbed, then upstream moved on: retired, not broken
+            retire(project=load_project(work), patch_id=p.id, merged_in=p.absorbed_by or "")
         lines = [_line(p, moved, hist, report, tests, gh) for p in report.patches]
         message = f"watch: {entry.name} {entry.version} → {report.onto}\n\n" + "\n".join(
             f"{p.id}: {p.fate.value} ({p.outcome})" for p in lines
@@ -183,6 +186,12 @@ def _rebase_on_branch(
     return lines, new, report.commit
 
 
+def _reworked(report: RebaseReport) -> list[PatchRebase]:
+    """Patches upstream absorbed and later reworked: a stop of the rebase's, but upstream has
+    the fix (the rebase's report says so); watch retires them on its branch."""
+    return [p for p in report.patches if not p.outcome.ok and p.absorbed_by]
+
+
 def _line(
     patch: PatchRebase,
     project: Project,
@@ -191,11 +200,13 @@ def _line(
     tests: dict[str, str],
     gh: Gh | None,
 ) -> PatchLine:
-    fate = _FATES.get(patch.outcome, Fate.BROKE)
+    fate = Fate.ABSORBED if patch.absorbed_by else _FATES.get(patch.outcome, Fate.BROKE)
     meta = project.patch(patch.id)
     if fate is Fate.ABSORBED:
         release = patch.absorbed_by or report.onto
-        return PatchLine(patch.id, fate, patch.outcome.value, release, _pr(project, meta, gh))
+        note = patch.message if not patch.outcome.ok else ""  # reworked since: check it
+        pr = _pr(project, meta, gh)
+        return PatchLine(patch.id, fate, patch.outcome.value, release, pr, message=note)
     if fate is Fate.CARRIED:
         return PatchLine(patch.id, fate, patch.outcome.value, verification=tests.get(patch.id, ""))
     hunks = tuple(

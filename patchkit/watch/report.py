@@ -103,6 +103,8 @@ def _absorbed_md(absorbed: Sequence[PatchLine]) -> list[str]:
     for p in absorbed:
         pr = f", {p.pr}" if p.pr else ""
         lines.append(f"- `{p.id}`: in {p.release or 'the new release'}{pr}")
+        if p.message:  # upstream reworked that code since: a person checks the fix is there
+            lines.append(f"  {p.message}")
     return lines
 
 

@@ -244,3 +244,19 @@ def test_cli_verifies_the_carried_patch_and_exits_8_when_one_broke(
     lines = {p["id"]: p for p in out["summary"]["patches"]}
     assert lines["carry"]["verification"].startswith("passed")
     assert lines["break"]["fate"] == "broke" and out["summary"]["branch"] == "watch/demo-1.1"
+
+
+def test_a_patch_absorbed_then_reworked_upstream_is_retired_not_broken(repo: Watched) -> None:
+    repo.release("1.1", {**NEW, "pkg/c.py": C})  # absorbs `absorb`; `break` still applies
+    reworked = {
+        **NEW,
+        "pkg/c.py": C,
+        "pkg/a.py": A.replace("1", "2").replace("return", "return 0 +"),
+    }
+    repo.release("1.2", reworked)  # then upstream moved the absorbed line on
+    result = repo.run()
+    assert result.summary is not None and result.summary.onto == "1.2"
+    line = next(p for p in result.summary.patches if p.id == "absorb")
+    assert (line.fate, line.release) == (Fate.ABSORBED, "1.1")
+    meta = repo.branch_file("watch/demo-1.2", "patchsets/demo/patches/absorb.toml")
+    assert 'status = "merged"' in meta and 'merged_in = "1.1"' in meta
