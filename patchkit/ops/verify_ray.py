@@ -226,8 +226,8 @@ def verify_on_ray(
     patches = project.patches(target, include=include, only=only)
     snapshot = Snapshot.of(project)
     sets = tuple(s.name for s in project.sets)
-    plans = [(m, k) for m in patches for k in kinds_for(m, gpu_kinds)]
-    placed = {(m.id, k): _gpu_for(ray, m, k) for m, k in plans}
+    plans = [(m, k) for m in patches for k in kinds_for(m, gpu_kinds, bench=bench)]
+    placed = {(m.id, k): _gpu_for(ray, m, k, bench=bench) for m, k in plans}
     runnable = [(m, k) for m, k in plans if placed[(m.id, k)] is not None]
     remote = ray.remote(max_retries=RETRIES)(task)
     refs = [
@@ -244,11 +244,11 @@ def verify_on_ray(
     return RayVerifyReport(tuple(records), tuple(where), written)
 
 
-def _gpu_for(ray: Any, meta: PatchMeta, kind: str | None) -> bool | None:
+def _gpu_for(ray: Any, meta: PatchMeta, kind: str | None, *, bench: bool = False) -> bool | None:
     """Whether the patch's task asks for a GPU; None: it is not submitted at all (a kind named
     that no live node offers with a GPU). With no kind named and no GPU anywhere, the task runs
     on a CPU worker: its CPU tests run, its GPU tests are not run there."""
-    if not any(t.gpu for t in meta.tests):
+    if not needs_gpu(meta, bench=bench):
         return False
     if offers_gpu(ray, kind):
         return True
@@ -276,10 +276,15 @@ def _collect(
     return records, placed
 
 
-def kinds_for(meta: PatchMeta, asked: Sequence[str]) -> list[str | None]:
+def needs_gpu(meta: PatchMeta, *, bench: bool = False) -> bool:
+    """The patch has GPU tests, or (``bench``) benchmarks, which time GPU code."""
+    return any(t.gpu for t in meta.tests) or (bench and bool(meta.benches))
+
+
+def kinds_for(meta: PatchMeta, asked: Sequence[str], *, bench: bool = False) -> list[str | None]:
     """The GPU kinds a patch is proven on: ``--gpu-kinds``, else its tests' ``gpu_kinds``; a
-    patch without GPU tests runs once, anywhere (None)."""
-    if not any(t.gpu for t in meta.tests):
+    patch without GPU work runs once, anywhere (None)."""
+    if not needs_gpu(meta, bench=bench):
         return [None]
     kinds = list(asked) or list(dict.fromkeys(k for t in meta.tests for k in t.gpu_kinds))
     return list(kinds) or [None]
