@@ -155,12 +155,33 @@ def _exit(report: ImportReport) -> int:
             hint="see the report above; the other sources were imported",
         )
     if not report.ok:
-        stuck = [f"{p.name} ({p.outcome})" for p in report.patches if p.outcome not in _AT_LOCK]
-        raise PatchFailed(
-            f"imported, but not applying at the lock: {', '.join(stuck)}; they are kept pending",
-            hint="fix them at the lock by hand, then `patchkit record --patch ID`",
-        )
+        raise PatchFailed(_stuck(report), hint=_stuck_hint(report))
     return 0
+
+
+def _stuck(report: ImportReport) -> str:
+    """Which patches do not apply at the lock, and which of them are kept (pending) or not:
+    a patch with no base in any release and no place at the lock is not written at all."""
+    stuck = [p for p in report.patches if p.outcome not in _AT_LOCK]
+    kept = [f"{p.name} ({p.outcome})" for p in stuck if p.written]
+    lost = [f"{p.name} ({p.outcome})" for p in stuck if not p.written]
+    would = report.dry_run
+    said = []
+    if kept:
+        said.append(f"{', '.join(kept)} {'would be' if would else 'are'} kept pending")
+    if lost:
+        verb = "would not be" if would else "are not"
+        said.append(f"{', '.join(lost)} {verb} written (no release holds a base for them)")
+    return "imported, but not applying at the lock: " + "; ".join(said)
+
+
+def _stuck_hint(report: ImportReport) -> str:
+    if any(not p.written for p in report.patches if p.outcome not in _AT_LOCK):
+        return (
+            "give the release the unwritten ones were made for (`--base REF`, or more "
+            "`--max-fetch`); fix the pending ones at the lock, then `patchkit record --patch ID`"
+        )
+    return "fix them at the lock by hand, then `patchkit record --patch ID`"
 
 
 def add_export_series_args(parser: argparse.ArgumentParser) -> None:

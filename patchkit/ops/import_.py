@@ -51,6 +51,7 @@ class ImportReport:
     set_root: Path
     patches: tuple[ImportedPatch, ...]
     fetched: tuple[str, ...]  # releases fetched to find bases
+    dry_run: bool = False  # nothing was written: "written" says what a real import would write
 
     @property
     def ok(self) -> bool:
@@ -105,7 +106,8 @@ def import_patches(
             results = _write(project.root, root, entry, results)
     lock = f"{entry.version} ({entry.commit})"
     patches = tuple(_report(c, found, carried, written) for c, found, carried, written in results)
-    return ImportReport(entry.name, lock, into, root, patches, tuple(releases.fetched))
+    fetched = tuple(releases.fetched)
+    return ImportReport(entry.name, lock, into, root, patches, fetched, dry_run)
 
 
 _Result = tuple[Candidate, BaseFound | None, Carried | None, str | None]

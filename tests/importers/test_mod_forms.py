@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
+import pytest
 import tomlkit
 
 from tests.conftest import dedent
@@ -202,3 +203,17 @@ def test_an_install_script_that_checks_with_dry_run_and_finds_itself_with_semico
         'line 12: takes a patch back out (an uninstall step): patch -p2 -d "$VLLM_PATH" -R < '
         '"$PATCH_FILE"',
     )
+
+
+def test_a_patch_with_no_base_and_no_place_at_the_lock_is_said_not_written(
+    releases3: Releases3, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from patchkit.cli import main
+
+    run_sh = "sed -i 's/no such text/x/' /usr/lib/python3/dist-packages/vllm/util.py\n"
+    mod = _mod(tmp_path, run_sh)
+    argv = ["import", str(mod), "--target", "vllm", "--into", "imported", "--dry-run"]
+    assert main([*argv, "--project", str(releases3.project.path)]) == 6
+    err = capsys.readouterr().err
+    assert "would not be written (no release holds a base for them)" in err
+    assert "kept pending" not in err
