@@ -154,11 +154,11 @@ def fresh_venv(path: Path, work: Path) -> str:
         ROOT / "patchkit", source / "patchkit", ignore=shutil.ignore_patterns("__pycache__")
     )
     again = ["--no-deps", "--force-reinstall"] if made else []
-    subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", *again, str(source)],
-        check=True,
-        stdout=subprocess.DEVNULL,
+    pip = subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", *again, str(source)], capture_output=True
     )
+    if pip.returncode != 0:
+        raise SystemExit(f"pip could not install patchkit into {path}:\n{pip.stderr.decode()}")
     return str(python)
 
 
