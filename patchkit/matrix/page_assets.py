@@ -54,7 +54,7 @@ table.matrix{border-collapse:separate;border-spacing:0}
 #detail button{float:right}
 #detail pre{background:#f5f5f5;padding:.5em;overflow:auto;max-height:18em;margin:.3em 0}
 """.replace("SUM", str(SUMMARY_PX))
-    + "".join(f".o-{o}{{background:{c}!important}}" for o, c in COLOURS.items())
+    + "".join(f".o-{o}{{background-color:{c}!important}}" for o, c in COLOURS.items())
 )
 
 JS = """

@@ -123,8 +123,11 @@ def test_many_releases_scroll_between_fixed_patch_and_summary_columns(
 
     m = Releases(tmp_path / "world").matrix(releases="v1.0..v1.4")
     releases = tuple(f"1.{i}" for i in range(21))
+    failed = {"cpu": {"result": "failed", "stale": False}}
     cells = tuple(
-        dataclasses.replace(m.cells[0], patch=r.patch, release=rel)
+        dataclasses.replace(
+            m.cells[0], patch=r.patch, release=rel, verified=failed if rel == "1.3" else None
+        )
         for r in m.rows
         for rel in releases
     )
@@ -143,6 +146,8 @@ def test_many_releases_scroll_between_fixed_patch_and_summary_columns(
         assert 0 <= patch["left"] < 60 and patch["right"] < absorbed["left"]
         assert absorbed["right"] <= broke["left"] + 1 and broke["right"] <= width
     assert browser.execute_script("return arguments[0].scrollLeft", scroller) > 0
+    failing = browser.find_element(By.CSS_SELECTOR, "td.cell.fail")
+    assert "repeating-linear-gradient" in failing.value_of_css_property("background-image")
     browser.find_element(By.CSS_SELECTOR, "tr[data-patch='bump'] td[data-release='1.20']").click()
     assert "bump @ 1.20" in browser.find_element(By.ID, "detail").text
     shot = _artifacts(tmp_path) / "matrix-page-1280.png"
