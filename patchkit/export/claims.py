@@ -76,7 +76,7 @@ def _run(record: Record) -> Run:
     proof = (
         proof_text(record) + (f": {record.proof_reason}" if record.proof_reason else "")
         if record.proof
-        else "not proven (never run without the patch)"
+        else "not proven (never run without the change)"
     )
     return Run(
         device, capability, _versions(env), record.time[:10], record.result, record.reason, tests,
