@@ -183,6 +183,29 @@ def patched_blob(fp: FilePatch, base: bytes) -> bytes | None:
 
 
 _LANDED = (Outcome.APPLIED, Outcome.CARRIED, Outcome.PARTLY_UPSTREAMED)
+# Hunks placed where their context stands verbatim, once: the result there is the patched base's
+# own lines, so only a definition they add can collide (parsing every such file would cost a
+# port ten times its placement).
+_VERBATIM = (Rule.EXACT, Rule.CONTEXT, Rule.UPSTREAM)
+_HEADS = ("def ", "async def ", "class ", "struct ", "namespace ", "template", "function(")
+
+
+def _defines(line: bytes) -> bool:
+    """The line may open a definition (Python, C-family at the top level, CMake)."""
+    text = line.decode(errors="replace")
+    stripped = text.strip()
+    if stripped.startswith(_HEADS) or stripped.startswith("macro("):
+        return True
+    top = text[:1] not in (" ", "\t") and "(" in text
+    return top and not stripped.endswith(";") and not stripped.startswith(("#", "//", "/*", "*"))
+
+
+def _worth_parsing(fp: FilePatch, result: FileResult) -> bool:
+    """Whether the result needs the parsed check: a hunk placed by more than its verbatim
+    context (merged, one-sided, moved, by whitespace or order), or one that adds a definition."""
+    if any(p.rule not in _VERBATIM or p.moved_from for p in result.placements):
+        return True
+    return any(_defines(line) for hunk in fp.hunks for line in hunk.added)
 
 
 def checked(fp: FilePatch, result: FileResult, read: Reader, blob: BlobReader) -> FileResult:
@@ -195,7 +218,8 @@ def checked(fp: FilePatch, result: FileResult, read: Reader, blob: BlobReader) -
     why = f"hunk {unplaced[0]} was not placed" if unplaced else None
     before = read(change.old_path or change.path)
     base = blob(fp.old_blob) if fp.old_blob else None
-    if why is None and before is not None and before != base:  # base: the index vouches
+    worth = _worth_parsing(fp, result)
+    if why is None and worth and before is not None and before != base:  # base: index vouches
         patched = patched_blob(fp, base) if base is not None else None
         why = check(change.path, before, change.content, base, patched)
     if why is None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import libcst as cst
+import pytest
 
 from patchkit.engine.resultcheck import check
 from patchkit.engine.rewrite import Rewrite
@@ -164,3 +165,27 @@ def test_a_rewrite_adding_a_method_upstream_has_in_its_own_words_is_a_conflict()
     assert report.outcome is Outcome.CONFLICT
     assert report.output is None
     assert "defines def close 2 times in class Runner" in report.message
+
+
+def test_a_hunk_placed_by_its_verbatim_context_adding_no_definition_parses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check costs a parse only where it can find something: a plain context placement of
+    a body edit is the patched base's own lines (placement stays ~10 ms a case)."""
+    from patchkit.engine import resultcheck
+
+    parsed: list[str] = []
+    real = resultcheck.Side.of
+    monkeypatch.setattr(
+        resultcheck.Side, "of", classmethod(lambda cls, p, c: parsed.append(p) or real(p, c))
+    )
+    up = Upstream(tmp_path / "up")
+    base = up.commit({"lib.py": LIB}, "base")
+    patch = tmp_path / "fix.patch"
+    patch.write_bytes(up.diff_of({"lib.py": FIXED}))
+    up.commit({"lib.py": "import os\n\n\n" + LIB})  # lines shifted: placed by context
+
+    report = port(patch_file=patch, base_commit=base, checkout=up.path)
+
+    assert report.outcome is Outcome.CARRIED
+    assert parsed == []
