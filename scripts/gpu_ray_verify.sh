@@ -26,12 +26,13 @@ setup() {
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl || exit 1
   tar xJf .carry/ray-slim.tar.xz -C /tmp/site || exit 1
+  chmod +x /tmp/site/ray/core/src/ray/gcs/gcs_server /tmp/site/ray/core/src/ray/raylet/raylet
   mkdir -p "$PATCHKIT_CACHE/repos" /tmp/vsrc
   git clone -q --mirror .carry/flashinfer-0.6.6.bundle "$PATCHKIT_CACHE/repos/flashinfer.git"
   tar xJf .carry/vllm-src.tar.xz -C /tmp/vsrc
   local vgit="$PATCHKIT_CACHE/repos/vllm.git"
   git init -q --bare "$vgit"
-  git --git-dir="$vgit" --work-tree=/tmp/vsrc add -A
+  git --git-dir="$vgit" --work-tree=/tmp/vsrc add -A -f  # the release's vllm/_version.py too
   tree=$(git --git-dir="$vgit" write-tree)
   commit=$(git -c user.name=patchkit -c user.email=patchkit@localhost --git-dir="$vgit" \
     commit-tree "$tree" -m "vllm 0.19.0 (upstream commit 2a69949bd)" \
@@ -77,7 +78,7 @@ phase_ray() {  # $1: label; the GPUs are CUDA_VISIBLE_DEVICES's
     python3 -m patchkit verify --target $t $inc --ray local --bench --no-record --json \
       > "$out/ray-$1-$t.json"
     echo "== verify --ray local --bench $t ($1): exit $?, $(( $(date +%s) - start )) s"
-    report "$out/ray-$1-$t.json"
+    report "$out/ray-$1-$t.json" || tail -30 "$PATCHKIT_CACHE/crash.log"
   done
 }
 
