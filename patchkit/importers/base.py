@@ -31,8 +31,8 @@ class BaseFound:
 
 
 def reader(releases: Releases, commit: str) -> Reader:
-    """Files of ``commit``, read once each."""
-    seen: dict[str, bytes | None] = {}
+    """Files of ``commit``, read once each, as the patches imported before left them."""
+    seen: dict[str, bytes | None] = dict(releases.earlier.get(commit, {}))
 
     def read(path: str) -> bytes | None:
         if path not in seen:

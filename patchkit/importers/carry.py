@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from patchkit.engine.deltas import change_deltas
@@ -43,6 +43,7 @@ class Carried:
     details: tuple[ConflictDetail, ...] = ()
     message: str = ""
     rewrite: str = ""  # the patch as a rewrite module instead (``--as-rewrite``), when offered
+    files: tuple[tuple[str, dict[str, bytes | None]], ...] = ()  # (commit, files it leaves)
 
 
 def _run_diff(diff: bytes, target: str, read: Reader, blobs: Blobs) -> PatchResult:
@@ -83,7 +84,8 @@ def at_base(candidate: Candidate, target: str, read: Reader, blobs: Blobs) -> tu
 def carry(candidate: Candidate, base: Release | None, releases: Releases, target: str) -> Carried:
     blobs = Blobs([releases.repo.path])
     try:
-        return _carry(candidate, base, releases, target, blobs)
+        carried = _carry(candidate, base, releases, target, blobs)
+        return replace(carried, files=_files_left(carried, base, releases, target, blobs))
     finally:
         blobs.close()
 
@@ -140,3 +142,29 @@ def _present(candidate: Candidate, text: str, read: Reader) -> bool:
         if content is not None and text in content.decode("utf-8", "surrogateescape"):
             return True
     return False
+
+
+def _files_left(
+    carried: Carried, base: Release | None, releases: Releases, target: str, blobs: Blobs
+) -> tuple[tuple[str, dict[str, bytes | None]], ...]:
+    out = []
+    if carried.at_base and base is not None:
+        read = reader(releases, base.commit)
+        out.append((base.commit, left_files(carried.at_base, target, read, blobs)))
+    if carried.at_lock:
+        read = reader(releases, releases.lock.commit)
+        out.append((releases.lock.commit, left_files(carried.at_lock, target, read, blobs)))
+    return tuple(out)
+
+
+def remember(releases: Releases, carried: Carried) -> None:
+    """Keep the files a patch that is kept leaves at its base and at the lock: the next
+    imported patch is made and carried on top of them, as the set's series applies them."""
+    for commit, files in carried.files:
+        releases.earlier.setdefault(commit, {}).update(files)
+
+
+def left_files(diff: bytes, target: str, read: Reader, blobs: Blobs) -> dict[str, bytes | None]:
+    """The files ``diff`` leaves when applied on ``read``."""
+    result = _run_diff(diff, target, read, blobs)
+    return {c.path: c.content for c in result.changes} if result.outcome.ok else {}

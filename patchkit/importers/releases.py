@@ -47,6 +47,9 @@ class Releases:
     remote: Callable[[], list[str]] | None = None  # versions the source offers (network)
     fetch_one: Callable[[str], Release] | None = None
     fetched: list[str] = field(default_factory=list)  # what this import fetched
+    # the import is one series: files as the patches imported before this one left them,
+    # per commit (a mod's second sed on a file is made on top of its first)
+    earlier: dict[str, dict[str, bytes | None]] = field(default_factory=dict)
 
     def nearest(self, labels: list[str]) -> list[str]:
         """``labels`` ordered by distance from the lock (the lock first), newer first on ties."""

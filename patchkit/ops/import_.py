@@ -15,7 +15,7 @@ from patchkit.errors import PatchkitError
 from patchkit.gitrepo import GitRepo
 from patchkit.importers import writer
 from patchkit.importers.base import BaseFound, find_base, reader
-from patchkit.importers.carry import Carried, carry, edit_files
+from patchkit.importers.carry import Carried, carry, edit_files, remember
 from patchkit.importers.detect import read_source
 from patchkit.importers.model import Candidate
 from patchkit.importers.releases import Releases, from_index, from_repository
@@ -131,7 +131,10 @@ def _one(
             carried = _as_rewrite(candidate, carried, releases, entry)
     except PatchkitError as exc:
         return replace(candidate, refused=exc.message), None, None, None
-    return candidate, found, carried, _name_if_kept(candidate, carried)
+    kept = _name_if_kept(candidate, carried)
+    if kept is not None:
+        remember(releases, carried)  # the next patch is made on top of this one
+    return candidate, found, carried, kept
 
 
 def _as_rewrite(

@@ -217,3 +217,27 @@ def test_a_patch_with_no_base_and_no_place_at_the_lock_is_said_not_written(
     err = capsys.readouterr().err
     assert "would not be written (no release holds a base for them)" in err
     assert "kept pending" not in err
+
+
+def test_two_edits_of_one_file_are_a_series_that_applies(
+    releases3: Releases3, tmp_path: Path
+) -> None:
+    from patchkit.ops.apply import apply_target
+    from patchkit.ops.context import CACHED, load_project
+
+    run_sh = (
+        VLLM_DIR
+        + "sed -i 's/def helper(x):/def helper(x, y=0):/' \"$VLLM_DIR/util.py\"\n"
+        + "sed -i 's/    return x + 1/    return x + y + 1/' \"$VLLM_DIR/util.py\"\n"
+    )
+    report = releases3.import_(_mod(tmp_path, run_sh))
+    assert [(p.name, p.outcome) for p in report.patches] == [
+        ("fix-line4", "applied"),
+        ("fix-line5", "applied"),
+    ]
+    second = report.patches[1].diff.decode()
+    assert "-    return x + 1\n+    return x + y + 1" in second
+    assert " def helper(x, y=0):" in second  # made on top of the first edit
+    project = load_project(releases3.project.path)
+    done = apply_target(project=project, target="vllm", where=CACHED)
+    assert [r.outcome.value for r in done.report.results][-2:] == ["applied", "applied"]
