@@ -81,15 +81,58 @@ def _substitute(rest: str, address: str | None, extended: bool, line: int) -> Se
     if not re.fullmatch(r"[gI\d]*", flags):
         raise ImportRefused(f"line {line}: sed s flags {flags!r} are not read (g, N, I are)")
     count = 0 if "g" in flags else int("".join(c for c in flags if c.isdigit()) or 1)
-    return SedCommand(
-        "s",
-        address,
-        _regex(pattern, extended),
-        _replacement(replacement),
-        count,
-        "I" in flags,
-        line,
-    )
+    regex, repl = _checked(_regex(pattern, extended), _replacement(replacement), line)
+    return SedCommand("s", address, regex, repl, count, "I" in flags, line)
+
+
+_CLASSES = {
+    "alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z", "lower": "a-z",
+    "space": " \\t\\n\\r\\f\\v", "blank": " \\t", "xdigit": "0-9A-Fa-f",
+    "punct": "!-/:-@\\[-`{-~", "word": "a-zA-Z0-9_",
+}  # fmt: skip
+
+
+def _checked(regex: str, replacement: str, line: int) -> tuple[str, str]:
+    """A regex Python compiles, refs to groups it has, and no nested repetition (whose time
+    grows exponentially with a line's length): else ImportRefused naming ``line``."""
+    if _nests_repetition(regex):
+        raise ImportRefused(f"line {line}: sed pattern {regex!r} nests repetitions: not read")
+    try:
+        compiled = re.compile(regex)
+    except re.error as exc:
+        raise ImportRefused(f"line {line}: sed pattern {regex!r} is not read ({exc})") from None
+    refs = [int(n) for n in re.findall(r"\\(\d)", replacement)]
+    if refs and max(refs) > compiled.groups:
+        raise ImportRefused(f"line {line}: sed replacement names group {max(refs)}, not there")
+    return regex, replacement
+
+
+def _nests_repetition(regex: str) -> bool:
+    """Whether a repeated group holds a repetition itself (``(a*)*``, ``((a|b)+)*``)."""
+    inner: list[bool] = []  # per open group: a quantifier seen inside it
+    i = 0
+    while i < len(regex):
+        ch = regex[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "[":  # a bracket expression holds no quantifiers
+            close = regex.find("]", i + 2)
+            i = len(regex) if close < 0 else close + 1
+            continue
+        if ch == "(":
+            inner.append(False)
+        elif ch == ")" and inner:
+            had = inner.pop()
+            repeated = i + 1 < len(regex) and regex[i + 1] in "*+{"
+            if had and repeated:
+                return True
+            if inner and (had or repeated):
+                inner[-1] = True
+        elif ch in "*+{" and inner:
+            inner[-1] = True
+        i += 1
+    return False
 
 
 def _unescaped(text: str, char: str, start: int) -> int:
@@ -105,7 +148,9 @@ def _unescaped(text: str, char: str, start: int) -> int:
 
 
 def _regex(pattern: str, extended: bool) -> str:
-    """A POSIX basic (or extended) regular expression as Python's."""
+    """A POSIX basic (or extended) regular expression as Python's: ``[[:space:]]`` classes and
+    GNU's word edges ``\\<``, ``\\>`` included."""
+    pattern = re.sub(r"\[:(\w+):\]", lambda m: _CLASSES.get(m.group(1), m.group(0)), pattern)
     out, i = [], 0
     while i < len(pattern):
         ch = pattern[i]
@@ -117,6 +162,10 @@ def _regex(pattern: str, extended: bool) -> str:
                 out.append("\\n")
             elif nxt == "t":
                 out.append("\\t")
+            elif nxt == "<":
+                out.append("\\b(?=\\w)")
+            elif nxt == ">":
+                out.append("\\b(?<=\\w)")
             else:
                 out.append(re.escape(nxt) if not nxt.isalnum() else "\\" + nxt)
             i += 2

@@ -26,7 +26,8 @@ import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
 from patchkit.errors import ImportRefused
-from patchkit.importers.script_values import SITE, UNKNOWN_WORD
+from patchkit.importers.script_values import MAX_STEPS as MAX_LOOPS
+from patchkit.importers.script_values import MAX_VALUE_CHARS, SITE, UNKNOWN_WORD
 
 UNKNOWN = UNKNOWN_WORD  # a part of a word whose value cannot be known without running it
 MAX_STEPS = 2000  # simple commands in one script, loops unrolled
@@ -72,6 +73,7 @@ class Script:
     steps: list[Step] = field(default_factory=list)
     comments: dict[int, str] = field(default_factory=dict)  # line -> comment text
     functions: set[str] = field(default_factory=set)  # defined in the script (read in place)
+    loops: int = 0  # loop bodies read so far (nested ones included): MAX_LOOPS
     env: dict[str, str] = field(default_factory=dict)
 
 
@@ -167,6 +169,12 @@ class _Reader:
             items += self.glob(self.word(value))
         body = node.child_by_field_name("body")
         for item in items:
+            self.script.loops += 1
+            if self.script.loops > MAX_LOOPS:
+                raise ImportRefused(
+                    f"{self.script.path}: line {node.start_point[0] + 1}: loops run more than "
+                    f"{MAX_LOOPS} bodies (MAX_LOOPS): import reads no script that large"
+                )
             self.script.env[name] = item
             if body is not None:
                 self.block(body, depth + 1)
@@ -183,7 +191,13 @@ class _Reader:
     def assign(self, node: Node) -> None:
         name = _text(node.child_by_field_name("name"))
         value = node.child_by_field_name("value")
-        self.script.env[name] = self.word(value) if value is not None else ""
+        text = self.word(value) if value is not None else ""
+        if len(text) > MAX_VALUE_CHARS:
+            raise ImportRefused(
+                f"{self.script.path}: line {node.start_point[0] + 1}: {name} grows over "
+                f"{MAX_VALUE_CHARS} characters (MAX_VALUE_CHARS)"
+            )
+        self.script.env[name] = text
 
     def command(self, node: Node, *, tolerated: bool, piped_from: tuple[str, ...] = ()) -> None:
         stdin = stdin_file = stdout_file = None

@@ -241,3 +241,26 @@ def test_two_edits_of_one_file_are_a_series_that_applies(
     project = load_project(releases3.project.path)
     done = apply_target(project=project, target="vllm", where=CACHED)
     assert [r.outcome.value for r in done.report.results][-2:] == ["applied", "applied"]
+
+
+@pytest.mark.parametrize(
+    "run_sh",
+    [
+        "for a in 1 2 3 4 5 6 7 8 9 10; do for b in 1 2 3 4 5 6 7 8 9 10; do "
+        "for c in 1 2 3 4 5 6 7 8 9 10; do for d in 1 2 3 4 5 6 7 8 9 10; do "
+        "for e in 1 2 3 4 5 6 7 8 9 10; do for f in 1 2 3 4 5 6 7 8 9 10; do X=1; "
+        "done; done; done; done; done; done\n",
+        "X=ab\nfor a in " + " ".join(["w"] * 30) + '; do X="$X$X"; done\n',
+    ],
+)
+def test_a_script_that_loops_or_grows_without_bound_is_refused_quickly(
+    releases3: Releases3, tmp_path: Path, run_sh: str
+) -> None:
+    import time
+
+    started = time.monotonic()
+    [patch] = releases3.import_(_mod(tmp_path, run_sh)).patches
+    assert patch.outcome == "refused" and (
+        "MAX_LOOPS" in patch.message or "MAX_VALUE" in patch.message
+    )
+    assert time.monotonic() - started < 30

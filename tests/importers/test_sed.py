@@ -41,3 +41,18 @@ def test_an_expression_that_matches_nothing_is_named() -> None:
 def test_what_is_not_redone_is_refused_naming_the_line(expression: str) -> None:
     with pytest.raises(ImportRefused, match="line 3"):
         parse_sed(expression, extended=False, line=3)
+
+
+def test_posix_classes_and_word_edges_are_gnu_s() -> None:
+    strip = parse_sed("s/[[:space:]]*$//", extended=False, line=1)
+    words = parse_sed(r"s/\<foo\>/bar/g", extended=False, line=1)
+    assert run_sed([strip, words], "foo  \nfoox foo\n") == ("bar\nfoox bar\n", [])
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [r"s/a\(b/x/", r"s/a/\2/", "s/[/x/", r"s/\(\(a\|b\)*\)*c/x/", r"s/\(a*\)*b/x/"],
+)
+def test_a_pattern_python_cannot_run_or_that_may_not_end_is_refused(expression: str) -> None:
+    with pytest.raises(ImportRefused, match="line 3"):
+        parse_sed(expression, extended=False, line=3)
