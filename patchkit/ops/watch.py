@@ -207,8 +207,13 @@ def _line(
         note = patch.message if not patch.outcome.ok else ""  # reworked since: check it
         pr = _pr(project, meta, gh)
         return PatchLine(patch.id, fate, patch.outcome.value, release, pr, message=note)
-    if fate is Fate.CARRIED:
-        return PatchLine(patch.id, fate, patch.outcome.value, verification=tests.get(patch.id, ""))
+    tested = tests.get(patch.id, "")
+    if fate is Fate.CARRIED and not tested.startswith("failed"):
+        return PatchLine(patch.id, fate, patch.outcome.value, verification=tested)
+    if fate is Fate.CARRIED:  # it applies, but its tests fail there: a person looks at it
+        why = f"carried to {report.onto}, but its tests fail there: {tested}"
+        return PatchLine(patch.id, Fate.BROKE, "carried, tests fail", report.onto, None,
+                         tested, message=why)  # fmt: skip
     hunks = tuple(
         BrokenHunk(d.path, d.hunk, d.reason, _upstream_change(hist, report, patch, d.path))
         for d in patch.details

@@ -131,7 +131,7 @@ def test_a_new_release_is_rebased_on_a_branch_with_a_report_a_pr_and_an_issue(
     lock = tomlkit.parse(repo.branch_file("watch/demo-1.1", "upstream.lock")).unwrap()
     assert lock["targets"]["demo"]["version"] == "1.1"
     absorbed = repo.branch_file("watch/demo-1.1", "patchsets/demo/patches/absorb.toml")
-    assert 'status = "merged"' in absorbed or "absorbed_by" in absorbed
+    assert 'status = "merged"' in absorbed and 'absorbed_by = "1.1"' in absorbed
     # the report, the push, the PR and the issue
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["counts"] == {"absorbed": 1, "carried": 1, "broke": 1}
@@ -260,3 +260,24 @@ def test_a_patch_absorbed_then_reworked_upstream_is_retired_not_broken(repo: Wat
     assert (line.fate, line.release) == (Fate.ABSORBED, "1.1")
     meta = repo.branch_file("watch/demo-1.2", "patchsets/demo/patches/absorb.toml")
     assert 'status = "merged"' in meta and 'merged_in = "1.1"' in meta
+
+
+def test_a_carried_patch_whose_tests_fail_is_reported_broken_not_carried(
+    repo: Watched, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from patchkit.cli import main
+
+    tests = repo.path / "patchsets" / "demo" / "tests"
+    tests.mkdir()
+    (tests / "test_carry.py").write_text(CARRY_TEST.replace("== 4", "== 5"))  # fails with it
+    meta = repo.path / "patchsets" / "demo" / "patches" / "carry.toml"
+    meta.write_text(meta.read_text() + '\n[[tests]]\nwhere = "set"\nnode = "tests/test_carry.py"\n')
+    run_git(repo.path, "add", "-A")
+    run_git(repo.path, "commit", "-qm", "a failing test for carry")
+    monkeypatch.setenv("PATCHKIT_INDEX_URL", repo.index.url)
+    repo.release("1.1", {**NEW, "pkg/c.py": C})  # only `carry` moves; nothing else breaks
+    args = ["watch", "--target", "demo", "--project", str(repo.path), "--once", "--json"]
+    assert main(args) == 8
+    lines = {p["id"]: p for p in json.loads(capsys.readouterr().out)["summary"]["patches"]}
+    assert lines["carry"]["fate"] == "broke" and lines["carry"]["outcome"] == "carried, tests fail"
+    assert lines["carry"]["verification"].startswith("failed")
