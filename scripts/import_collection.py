@@ -45,7 +45,11 @@ def import_one(source: Path, target: str, project: Path, timeout: float) -> dict
         row["error"] = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         return row
     patches = [p for p in report["patches"] if p["outcome"] != "refused"]
-    refused_whole = [p["message"] for p in report["patches"] if p["outcome"] == "refused"]
+    refused_whole = [
+        p["message"]
+        for p in report["patches"]
+        if p["outcome"] == "refused" and not p["message"].endswith("(nothing)")  # no change
+    ]
     steps = list(
         dict.fromkeys(s for src in report.get("sources", []) for s in src["not_translated"])
     )
