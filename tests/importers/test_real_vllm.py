@@ -49,7 +49,9 @@ def test_mod_and_script_imported_carried_and_applied_on_vllm_0_19_0(
     assert mod.base_how.startswith("applies exactly at 0.20.0; tried 0.19.0, ")
     assert report.fetched == ()
     assert mod.files == (CUSTOM_AR,)
-    assert mod.untranslated == ("line 8: pip install --no-deps nvidia-nccl-cu12==2.27.7",)
+    assert mod.untranslated == ()  # the pip install is the patch's requirement, not a step left
+    mod_meta = (project / "patchsets" / "spark" / "patches" / f"{mod.name}.toml").read_text()
+    assert 'Requires = "nvidia-nccl-cu12==2.27.7"' in mod_meta
     assert (script.form, script.base, script.outcome) == ("replace-script", "0.19.0", "applied")
     assert "+    DEFAULT_MAX_NUM_SEQS: ClassVar[int] = 64  # GB10: unified memory\n" in (
         script.diff.decode()
