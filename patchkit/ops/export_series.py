@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -104,6 +105,20 @@ def _outputs(kept: list[tuple[PatchMeta, bytes]], fmt: str) -> list[tuple[str, b
     return outputs
 
 
+_OLD_MAIL = re.compile(r"\d{4}-[A-Za-z0-9._-]+\.patch")  # format-patch names exports wrote
+
+
+def _old_export(directory: Path) -> list[str]:
+    """What an export made before manifests wrote: ``series`` and the patches it lists
+    (quilt), or numbered mails."""
+    try:
+        series = (directory / "series").read_text(errors="replace").split()
+    except OSError:
+        series = []
+    mails = [p.name for p in directory.iterdir() if _OLD_MAIL.fullmatch(p.name)]
+    return ["series", *series, *mails] if series else mails
+
+
 def _written_before(directory: Path) -> list[str]:
     """The files an earlier export listed in its manifest that are still its plain files:
     names in the directory itself (no ``/``, no ``..``, no dot files), never links."""
@@ -111,8 +126,11 @@ def _written_before(directory: Path) -> list[str]:
         text = (directory / MARKER).read_text(errors="replace")
     except (FileNotFoundError, NotADirectoryError):
         return []
+    listed = text.splitlines()
+    if text.startswith("written by `patchkit export-series`;"):  # before there was a manifest
+        listed = _old_export(directory)
     names = []
-    for name in text.splitlines():
+    for name in listed:
         if not name or name.startswith(("#", ".")) or "/" in name or "\0" in name:
             continue
         with contextlib.suppress(OSError):

@@ -210,3 +210,17 @@ def test_import_base_that_looks_like_an_option_is_refused(
     source.write_bytes(_diff_at_lock(releases3))
     with pytest.raises(ConfigError, match="--base: revision '--all' is refused"):
         releases3.import_(source, base="--all")
+
+
+def test_a_directory_an_older_export_wrote_is_exported_into_again(
+    releases3: Releases3, tmp_path: Path
+) -> None:
+    _imported_set(releases3, tmp_path)
+    out = tmp_path / "out"
+    first = _export(releases3, out, "quilt")
+    # the marker the export wrote before it kept a manifest
+    (out / MARKER).write_text("written by `patchkit export-series`; replaced on the next\nexport\n")
+    (out / "NOTES.txt").write_text("mine\n")
+    second = _export(releases3, out, "quilt")
+    assert [p.name for p in second.files] == [p.name for p in first.files]
+    assert (out / "NOTES.txt").read_text() == "mine\n"
