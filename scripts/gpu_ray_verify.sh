@@ -14,6 +14,7 @@
 #          unpatched tree (the proof), records tracked in patchsets/*/verification.json
 #   ray2   `verify --ray local --bench` on both targets, the cluster with both GPUs
 #   ray1   the same with one GPU (CUDA_VISIBLE_DEVICES=0)
+#   nogpu  no GPU visible (CUDA_VISIBLE_DEVICES=): verify --ray local on vllm against a local run
 # Outputs in $OUT: <phase>.log, the records (<set>.json) and the Ray reports (ray-<target>.json).
 set -uo pipefail
 repo=$(pwd); out=${OUT:-/tmp/out}; mkdir -p "$out"
@@ -82,6 +83,20 @@ phase_ray() {  # $1: label; the GPUs are CUDA_VISIBLE_DEVICES's
   done
 }
 
+phase_nogpu() {  # no GPU visible: verify --ray local against a local verify, vllm
+  python3 -m patchkit apply --target vllm --include mxfp4-triton-sm12x > /dev/null
+  start=$(date +%s)
+  python3 -m patchkit verify --target vllm --include mxfp4-triton-sm12x --ray local --no-record \
+    --json > "$out/nogpu-ray-vllm.json"
+  echo "== verify --ray local vllm, no GPU visible: exit $?, $(( $(date +%s) - start )) s"
+  report "$out/nogpu-ray-vllm.json"
+  start=$(date +%s)
+  python3 -m patchkit verify --target vllm --include mxfp4-triton-sm12x --no-record --json \
+    > "$out/nogpu-local-vllm.json"
+  echo "== local verify vllm, no GPU visible: exit $?, $(( $(date +%s) - start )) s"
+  report "$out/nogpu-local-vllm.json"
+}
+
 nvidia-smi --query-gpu=index,name,compute_cap,driver_version --format=csv,noheader
 setup
 for phase in "$@"; do
@@ -89,5 +104,6 @@ for phase in "$@"; do
     local) phase_local 2>&1 | tee "$out/local.log" ;;
     ray2) phase_ray 2gpu 2>&1 | tee "$out/ray2.log" ;;
     ray1) CUDA_VISIBLE_DEVICES=0 phase_ray 1gpu 2>&1 | tee "$out/ray1.log" ;;
+    nogpu) CUDA_VISIBLE_DEVICES= phase_nogpu 2>&1 | tee "$out/nogpu.log" ;;
   esac
 done
