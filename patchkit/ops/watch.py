@@ -228,9 +228,9 @@ def _pr(project: Project, meta: PatchMeta, gh: Gh | None) -> str | None:
     if meta.upstream.pr and meta.upstream.state is PrState.MERGED:
         return meta.upstream.pr
     if gh is None:
-        return meta.upstream.pr
+        return None  # a PR recorded as open or closed did not absorb it
     found = check_patch(project, gh, meta, day="", write=False)
-    return found.after.pr
+    return found.after.pr if found.after.state is PrState.MERGED else None
 
 
 def _upstream_change(hist: History, report: RebaseReport, patch: PatchRebase, path: str) -> str:
