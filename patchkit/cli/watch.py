@@ -37,6 +37,7 @@ def add_watch_args(parser: argparse.ArgumentParser) -> None:
         help="open or update a pull request per upstream version, and an issue when a patch "
         "broke (GitHub CLI)")  # fmt: skip
     add("--no-verify", action="store_true", help="do not run the carried patches' tests")
+    add("--ray", metavar="ADDRESS", help="run those tests as Ray tasks there (default: locally)")
     add("--python", default=sys.executable, metavar="PATH", help="interpreter for those tests")
     add("--json", action="store_true", help="machine-readable output")
 
@@ -44,7 +45,7 @@ def add_watch_args(parser: argparse.ArgumentParser) -> None:
 def watch_cmd(args: argparse.Namespace) -> int:
     options = Options(
         onto=args.onto, branch=args.branch, report_dir=args.report, remote=args.push,
-        open_pr=args.open_pr, verify=not args.no_verify, python=args.python,
+        open_pr=args.open_pr, verify=not args.no_verify, python=args.python, ray=args.ray,
     )  # fmt: skip
     gh = Gh.find("watch --open-pr") if args.open_pr else None
     while True:

@@ -29,6 +29,7 @@ from patchkit.ops.rebase import rebase
 from patchkit.ops.rebase_conflicts import PatchRebase, RebaseReport
 from patchkit.ops.retire import retire
 from patchkit.ops.upstream_check import check_patch
+from patchkit.ops.verify_ray import verify_on_ray
 from patchkit.upstream.github import Gh
 from patchkit.upstream.sources import GitMirror
 from patchkit.watch import branch as branches
@@ -43,6 +44,7 @@ from patchkit.watch.report import (
     write_report,
 )
 
+_MOVED = (Outcome.CARRIED, Outcome.PARTLY_UPSTREAMED)  # their tests run again
 _FATES = {
     Outcome.UPSTREAMED: Fate.ABSORBED,
     Outcome.APPLIED: Fate.CARRIED,
@@ -77,6 +79,7 @@ class Options:
     open_pr: bool = False  # a pull request per version, an issue when a patch broke
     verify: bool = True
     python: str = sys.executable
+    ray: str | None = None  # run the moved patches' tests as Ray tasks there instead
 
 
 def watch(
@@ -169,11 +172,14 @@ def _rebase_on_branch(
     report's lines, the new commit and the upstream commit the lock moved to."""
     with branches.worktree(repo, base) as work:
         moved = load_project(work)
+        local = options.verify and options.ray is None
         report = rebase(
             project=moved, target=entry.name, onto=end.ref, history=hist, allow_pending=True,
-            verify=options.verify, python=options.python,
+            verify=local, python=options.python,
         )  # fmt: skip
-        tests = _tests(report)
+        tests = _tests(report) if options.ray is None or not options.verify else {}
+        if options.verify and options.ray is not None:
+            tests = _ray_tests(load_project(work), entry.name, report, options.ray)
         for p in _reworked(report):  # absorbed, then upstream moved on: retired, not broken
             retire(project=load_project(work), patch_id=p.id, merged_in=p.absorbed_by or "")
         lines = [_line(p, moved, hist, report, tests, gh) for p in report.patches]
@@ -244,6 +250,19 @@ def _upstream_change(hist: History, report: RebaseReport, patch: PatchRebase, pa
             at = labels.index(patch.broken_by)
             old, new = points[at - 1], points[at]
     return hist.repo.text("diff", "--no-color", hist.commit(old), hist.commit(new), "--", path)
+
+
+def _ray_tests(project: Project, target: str, report: RebaseReport, address: str) -> dict[str, str]:
+    """The moved patches' tests as Ray tasks on the branch's project (the new lock): each
+    worker prepares the patched tree from its own cache; id -> result."""
+    moved = tuple(p.id for p in report.patches if p.outcome in _MOVED)
+    if not moved:
+        return {}
+    opt_in = tuple(p.id for p in project.listed(target) if p.optional and p.id in moved)
+    done = verify_on_ray(
+        project=project, target=target, address=address, only=moved, include=opt_in, record=False
+    )
+    return {r.patch: r.result + (f": {r.reason}" if r.reason else "") for r in done.records}
 
 
 def _tests(report: RebaseReport) -> dict[str, str]:

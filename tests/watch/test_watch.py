@@ -281,3 +281,35 @@ def test_a_carried_patch_whose_tests_fail_is_reported_broken_not_carried(
     lines = {p["id"]: p for p in json.loads(capsys.readouterr().out)["summary"]["patches"]}
     assert lines["carry"]["fate"] == "broke" and lines["carry"]["outcome"] == "carried, tests fail"
     assert lines["carry"]["verification"].startswith("failed")
+
+
+def test_with_ray_the_moved_patches_tests_run_as_tasks_on_the_branchs_lock(
+    repo: Watched, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from types import SimpleNamespace
+
+    import patchkit.ops.watch as watch_op
+
+    asked: dict[str, object] = {}
+
+    def fake_verify_on_ray(**kw: object) -> SimpleNamespace:
+        project = kw["project"]
+        asked.update(kw, version=project.entry("demo").version)  # type: ignore[attr-defined]
+        records = [SimpleNamespace(patch=p, result="passed", reason="") for p in kw["only"]]  # type: ignore[attr-defined]
+        return SimpleNamespace(records=records)
+
+    monkeypatch.setattr(watch_op, "verify_on_ray", fake_verify_on_ray)
+    repo.release("1.1", NEW)
+    project = load_project(repo.path)
+    index = PackageIndex(IndexConfig(repo.index.url, "t"))
+    history = open_history(project.entry("demo"), index=index)
+    try:
+        options = Options(verify=True, ray="127.0.0.1:6379")
+        result = watch(project=project, target="demo", options=options, history=history)
+    finally:
+        history.close()
+    assert asked["address"] == "127.0.0.1:6379" and asked["only"] == ("carry",)
+    assert asked["version"] == "1.1"  # the branch's project: the lock already moved there
+    assert result.summary is not None
+    carry = next(p for p in result.summary.patches if p.id == "carry")
+    assert carry.verification == "passed"
