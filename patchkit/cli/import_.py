@@ -38,11 +38,14 @@ def add_import_args(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="fetch at most N more releases to find a base (default 2)",
     )
-    parser.add_argument(
-        "--as-rewrite",
+    shape = parser.add_mutually_exclusive_group()
+    shape.add_argument(
+        "--as-diff",
         action="store_true",
-        help="write a simple replace script as a libcst rewrite anchored by scope, not a diff",
+        help="write replace scripts as diffs (by default one whose every text sits once in one "
+        "class or function becomes a rewrite anchored by it, which survives drift)",
     )
+    shape.add_argument("--as-rewrite", action="store_true", help=argparse.SUPPRESS)  # the default
     parser.add_argument("--dry-run", action="store_true", help="report only; write nothing")
     parser.add_argument("--project", type=Path, default=Path.cwd(), help="the patch repository")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
@@ -56,7 +59,7 @@ def import_cmd(args: argparse.Namespace) -> int:
         into=args.into,
         base=args.base,
         max_fetch=args.max_fetch,
-        as_rewrite=args.as_rewrite,
+        as_rewrite=not args.as_diff,
         dry_run=args.dry_run,
     )
     if args.json:
