@@ -164,7 +164,9 @@ def test_a_silent_address_times_out_and_sigterm_ends_the_wait(
     )
     out, _ = proc.communicate(timeout=90)
     assert proc.returncode == 2, out
-    assert "no answer within 5 s" in out and time.monotonic() - start < 60
+    # Ray's client either gives up by itself or is cut off at the timeout: a clear error
+    # naming the address either way, well within the bound, never a wait
+    assert f"Ray at {address}:" in out and time.monotonic() - start < 60
     waiting = _patchkit(
         *args, "--ray", address, cwd=scenario.project.path, PATCHKIT_RAY_CONNECT_TIMEOUT="600"
     )
