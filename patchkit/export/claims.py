@@ -13,7 +13,7 @@ from patchkit.model import LockEntry, PatchMeta
 from patchkit.patchset import patch_digest
 from patchkit.targets import commits_match
 from patchkit.verification.environment import Environment
-from patchkit.verification.proof import proof_text
+from patchkit.verification.proof import proof_text, tests_digest
 from patchkit.verification.records import Record, TestRecord, set_root_of, tracked_records
 
 log = logging.getLogger("patchkit.export.claims")
@@ -85,8 +85,13 @@ def _run(record: Record) -> Run:
     )  # fmt: skip
 
 
-def _current(record: Record, digest: str, entry: LockEntry) -> bool:
-    return record.digest == digest and commits_match(record.lock_commit, entry.commit)
+def _current(record: Record, digest: str, tests: str, entry: LockEntry) -> bool:
+    """A run of the patch as it is, at the lock, with the tests as they are (a record made
+    before tests were digested counts)."""
+    same_tests = record.tests_digest in ("", tests)
+    return (
+        record.digest == digest and same_tests and commits_match(record.lock_commit, entry.commit)
+    )
 
 
 def read_verification(meta: PatchMeta, entry: LockEntry) -> Verification:
@@ -96,8 +101,8 @@ def read_verification(meta: PatchMeta, entry: LockEntry) -> Verification:
     except ConfigError as exc:
         log.warning("%s; treating %s as not yet verified", exc.message, meta.id)
         return Verification(())
-    digest = patch_digest(meta)
-    current = [r for r in records if _current(r, digest, entry)]
+    digest, tests = patch_digest(meta), tests_digest(meta, set_root_of(meta))
+    current = [r for r in records if _current(r, digest, tests, entry)]
     latest: dict[tuple[str, tuple[int, int] | None], Record] = {}
     for record in sorted(current, key=lambda r: (r.result != "not run", r.time)):
         run = _run(record)

@@ -14,21 +14,14 @@ tests and the lock are unchanged (``reusable``), so a second ``verify`` does not
 
 from __future__ import annotations
 
-import enum
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from patchkit.model import PatchMeta
+from patchkit.verification.records import Proof as Proof
 from patchkit.verification.records import Record, TestRecord
-
-
-class Proof(str, enum.Enum):
-    PROVEN = "proven"
-    PROVES_NOTHING = "proves nothing"
-    FAILED = "failed"
-    NOT_RUN = "not run"
 
 
 @dataclass(frozen=True)

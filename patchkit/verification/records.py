@@ -8,6 +8,7 @@ per patch and environment kind are kept.
 
 from __future__ import annotations
 
+import enum
 import functools
 import hashlib
 import json
@@ -26,6 +27,13 @@ from patchkit.verification.environment import Environment
 
 RECORDS_NAME = "verification.json"
 KEEP = 5  # records kept per patch and environment kind
+
+
+class Proof(str, enum.Enum):
+    PROVEN = "proven"
+    PROVES_NOTHING = "proves nothing"
+    FAILED = "failed"
+    NOT_RUN = "not run"
 
 
 @dataclass(frozen=True)
@@ -108,6 +116,15 @@ class Record:
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Record:
+        """A record as read; a field of the wrong type or an unknown proof is a ValueError
+        (the records file is data anyone may have edited)."""
+        for key in ("patch", "time", "result", "digest", "target"):
+            if not isinstance(raw.get(key), str):
+                raise ValueError(f"{key} must be a string (got {raw.get(key)!r:.40})")
+        if raw.get("proof", "") not in {"", *(p.value for p in Proof)}:
+            raise ValueError(
+                f"proof {raw.get('proof')!r:.40} is none of {[p.value for p in Proof]}"
+            )
         return cls(
             **{
                 **raw,
@@ -181,8 +198,11 @@ def _parsed(path: Path, mtime_ns: int, size: int) -> tuple[Record, ...]:
         ) from None
     try:
         return tuple(Record.from_json(item) for item in raw)
-    except (KeyError, TypeError) as exc:
-        raise ConfigError(f"{path}: malformed verification record ({exc})") from None
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ConfigError(
+            f"{path}: malformed verification record ({exc})",
+            hint="fix the record by hand, or remove the file and run `patchkit verify` again",
+        ) from None
 
 
 def _key(record: Record) -> tuple[str, str]:
