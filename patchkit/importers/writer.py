@@ -149,7 +149,10 @@ def _meta_doc(entry: Entry) -> Any:
     if "Tolerated" in meta.fields:  # run.sh went on when it failed (cmd || echo skip)
         doc["on_failure"] = "skip"
     if meta.prs and "PR-State" in meta.fields:  # pr:owner/name#N: the PR it carries
-        doc["upstream"] = {"pr": meta.prs[0], "state": meta.fields["PR-State"]}
+        upstream = {"pr": meta.prs[0], "state": meta.fields["PR-State"]}
+        if meta.fields.get("PR-Author"):
+            upstream["author"] = meta.fields["PR-Author"]  # whose PR: upstream-check says if ours
+        doc["upstream"] = upstream
     if entry.rewrite:
         doc["files"] = list(entry.files)
     if entry.pending:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
+import functools
 import hashlib
 import tempfile
 import time
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from patchkit import model, patchset
 from patchkit.engine import rewrite_cache
 from patchkit.engine.bisect import History, IndexHistory, Point, Prober, open_history, same_files
 from patchkit.engine.fingerprint import engine_fingerprint
@@ -83,11 +85,30 @@ def release_id(entry: LockEntry, point: Point) -> str:
 
 
 def cell_key(entry: LockEntry, base: Point, point: Point, chain: Sequence[PatchFile]) -> str:
-    """(the patch's sha256 with the patches it runs after, the release, the engine version),
-    and the locked base it is judged against."""
-    parts = [engine_version(), release_id(entry, base), release_id(entry, point)]
-    parts += [f"{p.meta.id}:{sha256(p.content)}" for p in chain]
+    """(the patch's sha256 and its metadata's, with the patches it runs after, the release,
+    the engine version and the code outside it that judges a cell), and the locked base it is
+    judged against."""
+    parts = [engine_version(), _judges(), release_id(entry, base), release_id(entry, point)]
+    parts += [f"{p.meta.id}:{sha256(p.content)}:{_meta_digest(p.meta)}" for p in chain]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def _meta_digest(meta: PatchMeta) -> str:
+    """The metadata's bytes (a rewrite's ``files``, say, change what a cell computes)."""
+    try:
+        return sha256(meta.meta_file.read_bytes())
+    except OSError:
+        return ""
+
+
+@functools.lru_cache(maxsize=1)
+def _judges() -> str:
+    """This module, the data model and the set reader: outside the engine, they still decide
+    what a cell says (applied or carried, the detail kept)."""
+    digest = hashlib.sha256()
+    for module in (__file__, model.__file__, patchset.__file__):
+        digest.update(Path(module).read_bytes())
+    return digest.hexdigest()[:16]
 
 
 # -- on the worker ----------------------------------------------------------------------------

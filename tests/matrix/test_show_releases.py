@@ -31,3 +31,12 @@ def test_only_one_row_is_computed_and_its_cells_are_reused(tmp_path: Path) -> No
     assert [r.patch for r in first.rows] == ["bump"] and first.run.computed == 5
     again = rel.matrix(releases="1.0..1.4", only=["bump"])
     assert again.run.computed == 0 and again.run.reused == 5
+
+
+def test_a_changed_patch_metadata_computes_its_cells_again(tmp_path: Path) -> None:
+    rel = Releases(tmp_path)
+    rel.matrix(releases="1.0..1.2", only=["bump"])
+    meta = rel.root / "patchsets" / "demo" / "patches" / "bump.toml"
+    meta.write_text(meta.read_text() + 'notes = "a changed note"\n')
+    again = rel.matrix(releases="1.0..1.2", only=["bump"])
+    assert again.run.computed == 3 and again.run.reused == 0
