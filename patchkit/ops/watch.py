@@ -131,6 +131,7 @@ def _watch(
         name = options.branch or branches.default_name(entry.name, label)
         branches.check_name(repo, name, branches.default_branch(repo))
         base = repo.head() or ""
+        local = repo.resolve(f"refs/heads/{name}")  # moved only if it is still there after
         before = branches.existing(repo, name, options.remote)
         if before.state is branches.BranchState.EDITED:
             return _left_alone(entry, hist, points, name, options)
@@ -138,8 +139,8 @@ def _watch(
             repo, project, entry, hist, end, base, options, gh
         )
         state = "unchanged" if before.tip == new else before.state.value
-        if state != "unchanged" or repo.resolve(f"refs/heads/{name}") != new:
-            branches.move(repo, name, new, repo.resolve(f"refs/heads/{name}"))
+        if local != new:  # also a branch only on the remote: made here, at the same commit
+            branches.move(repo, name, new, local)
         summary = WatchSummary(
             entry.name, entry.version, label, commit_id,
             tuple(hist.version(p) for p in points), name,

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from patchkit.errors import ConfigError, GitError
+from patchkit.errors import ConfigError
 from patchkit.gitrepo import FIXED_IDENTITY, GitRepo, run
 
 TRAILER = "Patchkit-Watch:"
@@ -119,9 +119,6 @@ def commit(work: Path, *, base: str, target: str, version: str, message: str) ->
 
 
 def move(repo: GitRepo, name: str, new: str, old: str | None) -> None:
-    """Point ``refs/heads/name`` at ``new``, only if it is still at ``old`` (None: absent)."""
-    local = repo.resolve(f"refs/heads/{name}")
-    expected = local if local is not None else _ZERO
-    if old is not None and local is not None and local != old:
-        raise GitError(f"branch {name} moved while watch ran ({local[:12]})")
-    repo.update_ref(f"refs/heads/{name}", new, expected)
+    """Point ``refs/heads/name`` at ``new``, only if it is still at ``old`` (None: absent):
+    git refuses the update otherwise (someone moved the branch while watch ran)."""
+    repo.update_ref(f"refs/heads/{name}", new, old or _ZERO)
