@@ -1,5 +1,6 @@
-"""The layers contract (pyproject's [tool.importlinter]) holds for the package, and it would catch
-a module of a lower layer importing a higher one: the engine reaching up into the CLI."""
+"""The import contracts (pyproject's [tool.importlinter]) hold for the package, and they would
+catch a module of a lower layer importing a higher one (the engine reaching up into the CLI), two
+modules of one package importing each other in a loop, and a new top-level module given no layer."""
 
 from __future__ import annotations
 
@@ -61,3 +62,27 @@ def test_argparse_only_in_the_cli() -> None:
         and ("argparse" in path.read_text() or "Namespace" in path.read_text())
     ]
     assert offenders == []
+
+
+def test_a_circle_inside_a_package_breaks_the_contract(copy: Path) -> None:
+    package = copy / "patchkit" / "workspace"
+    (package / "circle_a.py").write_text("from patchkit.workspace import circle_b  # noqa\n")
+    (package / "circle_b.py").write_text("from patchkit.workspace import circle_a  # noqa\n")
+    try:
+        proc = lint_imports(copy)
+    finally:
+        (package / "circle_a.py").unlink()
+        (package / "circle_b.py").unlink()
+    assert proc.returncode != 0
+    assert "No cycles are allowed in patchkit.workspace" in proc.stdout
+
+
+def test_a_new_top_level_module_must_be_given_a_layer(copy: Path) -> None:
+    module = copy / "patchkit" / "unplaced.py"
+    module.write_text("VALUE = 1\n")
+    try:
+        proc = lint_imports(copy)
+    finally:
+        module.unlink()
+    assert proc.returncode != 0
+    assert "patchkit.unplaced" in proc.stdout
