@@ -11,7 +11,7 @@ import pytest
 
 from patchkit.errors import ConfigError
 from patchkit.export.upstream_test import _outcome
-from patchkit.patchset import _hardware
+from patchkit.project.sets import _hardware
 from patchkit.workspace.locks import exclusive
 
 
@@ -67,7 +67,7 @@ def test_a_lock_the_file_system_cannot_take_is_a_clear_error(
 
 
 def test_an_upstream_test_given_as_a_rewrite_is_refused_clearly(tmp_path: Path) -> None:
-    from patchkit.exportspec import _test
+    from patchkit.project.exportspec import _test
 
     (tmp_path / "t.py").write_text("# a rewrite\n")
     with pytest.raises(ConfigError, match="is a rewrite"):

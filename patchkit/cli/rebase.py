@@ -21,7 +21,7 @@ from patchkit.ops.rebase_conflicts import RebaseReport
 from patchkit.ops.rebase_pins import rebase_with_pins
 from patchkit.ops.rebase_report import stop_hint, tests_hint
 from patchkit.ops.rebase_run import CHANGED, carried
-from patchkit.upstream.lock import find_lock, load_lock
+from patchkit.project.lock import find_lock, load_lock
 
 _Done = TypeVar("_Done")
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from patchkit.errors import ConfigError
 from patchkit.model import LockEntry, PatchMeta
-from patchkit.patchset import patch_digest
+from patchkit.project.sets import patch_digest
 from patchkit.targets import commits_match
 from patchkit.verification.environment import Environment
 from patchkit.verification.proof import proof_text, tests_digest

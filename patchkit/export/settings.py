@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patchkit.errors import ConfigError, shown
-from patchkit.patchset import MANIFEST
+from patchkit.project.sets import MANIFEST
 from patchkit.tomlread import read_toml
 
 _TRAILER = re.compile(r"^[A-Za-z][A-Za-z-]*: \S.*$")

@@ -20,7 +20,7 @@ from patchkit.cache import Cache
 from patchkit.errors import ConfigError, shown
 from patchkit.gitrepo import locate_checkout
 from patchkit.importers.model import Meta, Origin
-from patchkit.patchset import ID_PATTERN, MANIFEST
+from patchkit.project.sets import ID_PATTERN, MANIFEST
 from patchkit.tomlread import read_toml
 from patchkit.trust.names import author_line
 

@@ -22,12 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from patchkit import model, patchset
+from patchkit import model
 from patchkit.engine import rewrite_cache
 from patchkit.engine.bisect import History, IndexHistory, Point, Prober, open_history, same_files
 from patchkit.engine.fingerprint import engine_fingerprint
 from patchkit.engine.series import Blobs, touched_paths
 from patchkit.model import LockEntry, Outcome, PatchMeta, PatchResult, SourceKind
+from patchkit.project import sets
 from patchkit.upstream.sources import ReleaseStore, package_of
 from patchkit.workspace.tree import sha256
 
@@ -106,7 +107,7 @@ def _judges() -> str:
     """This module, the data model and the set reader: outside the engine, they still decide
     what a cell says (applied or carried, the detail kept)."""
     digest = hashlib.sha256()
-    for module in (__file__, model.__file__, patchset.__file__):
+    for module in (__file__, model.__file__, sets.__file__):
         digest.update(Path(module).read_bytes())
     return digest.hexdigest()[:16]
 

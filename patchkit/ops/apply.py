@@ -13,9 +13,9 @@ from patchkit.engine.series import Blobs, Overlay, Reader, run_series, touched_p
 from patchkit.errors import ConfigError, PatchFailed, TreeError
 from patchkit.model import LockEntry, PatchMeta, PatchResult
 from patchkit.ops.context import CACHED, Project, Where, blobs_for, open_tree
-from patchkit.patchset import patch_digest
+from patchkit.project.lock import tree_pin_problems
+from patchkit.project.sets import patch_digest
 from patchkit.targets import commits_match, pinned_versions
-from patchkit.upstream.lock import tree_pin_problems
 from patchkit.workspace.installed import prebuilt_kernels
 from patchkit.workspace.locks import writing
 from patchkit.workspace.state import AppliedPatch, FileRecord, State, StateStore

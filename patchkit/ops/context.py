@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from patchkit.cache import Cache
 from patchkit.gitrepo import is_repo
 from patchkit.model import Lock, LockEntry, PatchMeta, PatchSet, SourceKind
-from patchkit.patchset import load_patchsets, select_patches
-from patchkit.upstream.lock import find_lock, load_lock, target
+from patchkit.project.lock import find_lock, load_lock, target
+from patchkit.project.sets import load_patchsets, select_patches
 from patchkit.workspace.locks import writing
 from patchkit.workspace.tree import Tree, checkout_tree
 

@@ -32,7 +32,7 @@ from patchkit.model import (
     Placement,
     Step,
 )
-from patchkit.upstream.lock import moved_lock_text
+from patchkit.project.lock import moved_lock_text
 from patchkit.workspace.locks import writing
 from patchkit.workspace.state import StateStore
 from patchkit.workspace.tree import Tree, write_file

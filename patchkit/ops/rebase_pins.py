@@ -10,7 +10,7 @@ from typing import Any
 from patchkit.ops.context import Project, load_project
 from patchkit.ops.rebase import rebase
 from patchkit.ops.rebase_conflicts import RebaseReport, project_writer, write_project_files
-from patchkit.upstream.lock import pins_to_move
+from patchkit.project.lock import pins_to_move
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from patchkit.errors import ConfigError, PatchFailed, TreeError, shown
 from patchkit.model import PatchKind, PatchMeta, PatchSet, UpstreamStatus
 from patchkit.ops.apply import series_applied, upstream_view
 from patchkit.ops.context import Project, blobs_for, open_checkout
-from patchkit.patchset import ID_PATTERN, KIND_BY_SUFFIX, MANIFEST
+from patchkit.project.sets import ID_PATTERN, KIND_BY_SUFFIX, MANIFEST
 from patchkit.workspace.locks import writing
 from patchkit.workspace.state import AppliedPatch, FileRecord, State, StateStore
 from patchkit.workspace.tree import Tree, sha256

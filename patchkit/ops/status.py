@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from patchkit.model import LockEntry, PatchMeta, UpstreamStatus
 from patchkit.ops.context import CACHED, Project, Where, open_tree
-from patchkit.patchset import patch_digest
+from patchkit.project.sets import patch_digest
 from patchkit.targets import commits_match
 from patchkit.workspace.locks import reading
 from patchkit.workspace.state import State, StateStore

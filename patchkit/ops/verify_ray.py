@@ -34,7 +34,7 @@ from patchkit.ops.apply import apply
 from patchkit.ops.context import Project, blobs_for, load_project
 from patchkit.ops.verify import verify
 from patchkit.ops.verify_bench import Unpatched, bench_with
-from patchkit.patchset import patch_digest
+from patchkit.project.sets import patch_digest
 from patchkit.upstream.sources import UpstreamRepo, fetch
 from patchkit.verification.env import (
     DEFAULT_TIMEOUT_S,

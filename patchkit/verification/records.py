@@ -21,7 +21,7 @@ from typing import Any
 from patchkit.cache import Cache
 from patchkit.errors import ConfigError
 from patchkit.model import LockEntry, PatchMeta
-from patchkit.patchset import patch_digest
+from patchkit.project.sets import patch_digest
 from patchkit.targets import commits_match
 from patchkit.verification.environment import Environment
 

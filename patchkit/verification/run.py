@@ -21,8 +21,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from patchkit.model import Lock, PatchMeta, TestSpec
-from patchkit.patchset import patch_digest
-from patchkit.upstream.lock import target as lock_target
+from patchkit.project.lock import target as lock_target
+from patchkit.project.sets import patch_digest
 from patchkit.verification.env import (
     CaseResult,
     Environment,

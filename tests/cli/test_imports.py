@@ -131,7 +131,7 @@ def test_port_imports_no_index_client_or_rich(warm: tuple[Scenario, Path]) -> No
     assert data["code"] == 0 and s.read("a.txt") == b"A\n"
     assert _imported(set(data["modules"]), NEVER) == []
     # a lone diff needs neither the status engine, the rewrites' warm path nor patch sets
-    lone = ("patchkit.ops.status", "patchkit.patchset", "patchkit.tomlread", *REWRITE_PATH)
+    lone = ("patchkit.ops.status", "patchkit.project.sets", "patchkit.tomlread", *REWRITE_PATH)
     assert _imported(set(data["modules"]), lone) == []
 
 
@@ -154,7 +154,7 @@ HEAVY = (
     "rich",
     "pypi_simple",
     "patchkit.upstream",
-    "patchkit.patchset",
+    "patchkit.project",
     "patchkit.tomlread",
     "patchkit.model",
     "patchkit.ops.apply",

@@ -26,7 +26,7 @@ from patchkit.export.publish import normalise_url, record_pr
 from patchkit.export.results import ExportReport, PatchExport
 from patchkit.ops.context import load_project
 from patchkit.ops.export_pr import export_pr
-from patchkit.patchset import patch_digest
+from patchkit.project.sets import patch_digest
 from testing.builders import Project, Upstream, run_git
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -16,7 +16,7 @@ from patchkit.export.settings import load_settings
 from patchkit.export.template import load_template
 from patchkit.model import LockEntry, PatchMeta, SourceKind, SourceSpec
 from patchkit.ops.context import load_project
-from patchkit.patchset import load_patchset, patch_digest
+from patchkit.project.sets import load_patchset, patch_digest
 from testing.golden import check_inline, literal
 
 HERE = Path(__file__)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from patchkit.errors import ConfigError
-from patchkit.patchset import load_patch
+from patchkit.project.sets import load_patch
 from tests.export.test_export import VLLM_META, vllm_case
 
 PR = "https://github.com/vllm-project/vllm/pull/41233"

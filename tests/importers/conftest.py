@@ -11,7 +11,7 @@ import pytest
 from patchkit.model import LockEntry
 from patchkit.ops.context import load_project
 from patchkit.ops.import_ import ImportReport, import_patches
-from patchkit.upstream.lock import move_lock
+from patchkit.project.lock import move_lock
 from testing.builders import Project, Upstream, run_git
 
 MODEL_V10 = "class Model:\n    def __init__(self):\n        self.a = None\n        self.b = None\n\n    def run(self):\n        return 1\n"

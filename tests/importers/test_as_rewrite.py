@@ -6,7 +6,7 @@ from pathlib import Path
 
 from patchkit.engine.series import Blobs, run_patch
 from patchkit.model import Outcome
-from patchkit.patchset import load_patchset, read_toml
+from patchkit.project.sets import load_patchset, read_toml
 from tests.importers.conftest import Releases3
 
 SCRIPT = """\

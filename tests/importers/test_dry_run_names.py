@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from patchkit.patchset import load_patchset
+from patchkit.project.sets import load_patchset
 from testing.builders import run_git
 from tests.importers.conftest import Releases3
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from patchkit.importers.releases import from_index
 from patchkit.ops.context import load_project
 from patchkit.ops.import_ import ImportReport, import_patches
-from patchkit.patchset import read_toml
+from patchkit.project.sets import read_toml
 from patchkit.upstream.index import IndexConfig, PackageIndex
 from testing.fake_index import PROJECT, FakeIndex
 from testing.fake_index import fake_index as fake_index  # the fixture

@@ -12,7 +12,7 @@ import tomlkit
 
 from patchkit.cli import main
 from patchkit.importers import writer
-from patchkit.patchset import load_patchset, read_toml
+from patchkit.project.sets import load_patchset, read_toml
 from testing.builders import run_git
 from tests.conftest import dedent
 from tests.importers.conftest import MODEL_V11, Releases3

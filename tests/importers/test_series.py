@@ -15,7 +15,7 @@ from patchkit.errors import TreeError
 from patchkit.ops.apply import upstream_view
 from patchkit.ops.context import load_project
 from patchkit.ops.export_series import SeriesExport, export_series
-from patchkit.patchset import read_toml
+from patchkit.project.sets import read_toml
 from patchkit.workspace.tree import checkout_tree
 from testing.builders import run_git
 from tests.importers.conftest import Releases3

@@ -10,7 +10,7 @@ import pytest
 
 from patchkit.errors import ConfigError, TreeError
 from patchkit.importers.formats import MARKER
-from patchkit.patchset import read_toml
+from patchkit.project.sets import read_toml
 from testing.builders import run_git
 from tests.importers.conftest import MODEL_V12, Releases3
 from tests.importers.test_series import _export

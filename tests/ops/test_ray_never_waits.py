@@ -20,7 +20,7 @@ import pytest
 
 from patchkit.cluster import kinds_in_cluster, offers_gpu
 from patchkit.ops.verify_ray import _gpu_for
-from patchkit.patchset import load_patchset
+from patchkit.project.sets import load_patchset
 from testing.builders import Scenario
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ import pytest
 
 from patchkit.ops.context import load_project
 from patchkit.ops.rebase_pins import rebase_with_pins
-from patchkit.upstream.lock import pin_problems
+from patchkit.project.lock import pin_problems
 from testing.builders import Project, Upstream, run_git
 
 REQS = "requirements/cuda.txt"
@@ -94,7 +94,7 @@ def test_a_rebase_that_makes_a_pin_drift_says_so_once_and_apply_warns_once(
     """Moving FlashInfer while vLLM pins 0.6.6: the rebase states the drift once, with the
     command that resolves it; afterwards `apply` warns once, in the same words."""
     from patchkit.cli import main
-    from patchkit.upstream import lock as lock_module
+    from patchkit.project import lock as lock_module
 
     project, _ = two_targets(tmp_path, "int first;\n" + FI_H)
     root = str(project.path)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from patchkit.errors import ConfigError, UnsafePathError
 from patchkit.gitrepo import blob_id
 from patchkit.ops.port import port
-from patchkit.patchset import load_patchset
+from patchkit.project.sets import load_patchset
 from patchkit.workspace.tree import checkout_tree
 from testing.builders import Scenario, run_git, snapshot
 

@@ -13,7 +13,7 @@ import tomlkit
 
 from patchkit.cli import main
 from patchkit.errors import PatchkitError
-from patchkit.patchset import load_patchset
+from patchkit.project.sets import load_patchset
 from testing.builders import Scenario
 
 META_EXTRA = """

@@ -8,8 +8,8 @@ import pytest
 
 from patchkit.errors import ConfigError
 from patchkit.model import SourceKind
-from patchkit.patchset import load_patchset
-from patchkit.upstream.lock import load_lock, move_lock
+from patchkit.project.lock import load_lock, move_lock
+from patchkit.project.sets import load_patchset
 from testing.builders import Scenario
 
 LOCK = """\

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from patchkit.upstream.lock import load_lock
+from patchkit.project.lock import load_lock
 
 
 def test_a_pin_warning_is_said_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from patchkit.cli import main
 from patchkit.errors import ConfigError
-from patchkit.upstream.lock import load_lock
+from patchkit.project.lock import load_lock
 from patchkit.upstream.sources import GitMirror
 
 GOOD = {

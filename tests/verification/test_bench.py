@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from patchkit.benchspec import load_benches
 from patchkit.errors import ConfigError
 from patchkit.model import BenchCase, BenchFallback, BenchMetric, BenchSpec
+from patchkit.project.benchspec import load_benches
 from patchkit.verification.bench import (
     Plan,
     Rounds,

@@ -16,7 +16,7 @@ from patchkit.cli.verify import add_verify_args, verify_cmd
 from patchkit.errors import VerificationFailed
 from patchkit.ops.verify import raise_for, verify
 from patchkit.ops.verify_bench import Unpatched
-from patchkit.upstream.lock import load_lock
+from patchkit.project.lock import load_lock
 from patchkit.verification.env import Environment, JobResult, LocalRunner
 from patchkit.verification.env import TestJob as Job
 from patchkit.verification.proof import Proof, judge, proof_text

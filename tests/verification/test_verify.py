@@ -15,7 +15,7 @@ from patchkit.cli.verify import add_verify_args, verify_cmd
 from patchkit.errors import TreeError, VerificationFailed
 from patchkit.model import TestSpec as Spec
 from patchkit.ops.verify import raise_for, verify, verify_applied
-from patchkit.upstream.lock import load_lock, move_lock
+from patchkit.project.lock import load_lock, move_lock
 from patchkit.verification.env import Environment, JobResult, LocalRunner, skip_reason
 from patchkit.verification.env import TestJob as Job
 from patchkit.verification.records import (

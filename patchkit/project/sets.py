@@ -11,9 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from patchkit.benchspec import load_benches
 from patchkit.errors import ConfigError, shown
-from patchkit.exportspec import load_export
 from patchkit.fileio import read_file
 from patchkit.model import (
     PatchHistory,
@@ -26,6 +24,8 @@ from patchkit.model import (
     UpstreamPr,
     UpstreamStatus,
 )
+from patchkit.project.benchspec import load_benches
+from patchkit.project.exportspec import load_export
 from patchkit.tomlread import read_toml
 from patchkit.tomlschema import Table
 from patchkit.trust.names import check_name

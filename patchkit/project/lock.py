@@ -23,7 +23,7 @@ from patchkit.tomlread import read_toml
 from patchkit.trust.gitargs import check_commit, check_url
 from patchkit.trust.names import check_name
 
-log = logging.getLogger("patchkit.upstream.lock")
+log = logging.getLogger("patchkit.project.lock")
 
 LOCK_NAME = "upstream.lock"
 
