@@ -52,7 +52,7 @@ _API = {
     "TargetApply": "patchkit.ops.apply:TargetApply",
     "ApplyReport": "patchkit.ops.apply:ApplyReport",
     "StatusReport": "patchkit.ops.status:StatusReport",
-    "ResetReport": "patchkit.ops.reset:ResetReport",
+    "ResetReport": "patchkit.workspace.reset:ResetReport",
     "RecordReport": "patchkit.ops.record:RecordReport",
     "PortReport": "patchkit.ops.port:PortReport",
     "RebaseReport": "patchkit.ops.rebase_conflicts:RebaseReport",
@@ -141,7 +141,6 @@ if TYPE_CHECKING:  # what type checkers and editors see
     from patchkit.ops.rebase_conflicts import RebaseReport
     from patchkit.ops.record import RecordReport
     from patchkit.ops.record import record_target as record
-    from patchkit.ops.reset import ResetReport
     from patchkit.ops.reset import reset_target as reset
     from patchkit.ops.retire import RetireReport, retire
     from patchkit.ops.show import show_patch as show
@@ -150,3 +149,4 @@ if TYPE_CHECKING:  # what type checkers and editors see
     from patchkit.ops.upstream_check import UpstreamCheckReport, upstream_check
     from patchkit.ops.verify import verify_target as verify
     from patchkit.verification.run import VerifyReport
+    from patchkit.workspace.reset import ResetReport

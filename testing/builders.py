@@ -12,10 +12,10 @@ from pathlib import Path
 from patchkit.engine.series import Blobs
 from patchkit.model import LockEntry, PatchMeta, PatchSet
 from patchkit.ops.apply import ApplyReport, apply
-from patchkit.ops.reset import ResetReport, reset
 from patchkit.ops.status import status
 from patchkit.project.lock import load_lock, move_lock
 from patchkit.project.sets import load_patchset
+from patchkit.workspace.reset import ResetReport, reset
 from patchkit.workspace.tree import Tree, checkout_tree
 
 DATE = {"GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}

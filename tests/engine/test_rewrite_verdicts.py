@@ -16,7 +16,7 @@ from patchkit.engine.series import Blobs
 from patchkit.errors import PatchkitError
 from patchkit.ops.apply import apply
 from patchkit.ops.context import load_project
-from patchkit.ops.reset import reset
+from patchkit.workspace.reset import reset
 from patchkit.workspace.tree import Tree, checkout_tree
 from tests.engine.test_rewrite_moves import OPS, SEARCHING
 from tests.ops.test_rebase import MOD, Releases

@@ -22,7 +22,6 @@ from patchkit.gitrepo import blob_id
 from patchkit.model import LockEntry, PatchMeta
 from patchkit.ops.apply import ApplyFailed, apply, split_applicable
 from patchkit.ops.context import load_project
-from patchkit.ops.reset import reset
 from patchkit.ops.status import PatchState, status
 from patchkit.ops.verify import verify, verify_applied
 from patchkit.verification.env import LocalRunner
@@ -35,6 +34,7 @@ from patchkit.workspace.installed import (
     outside_changes,
     record_digest,
 )
+from patchkit.workspace.reset import reset
 from patchkit.workspace.treecheck import tree_commit
 from testing.builders import Project, Upstream
 
