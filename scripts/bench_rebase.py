@@ -19,9 +19,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from patchkit.engine.bisect import IndexHistory, open_history
 from patchkit.ops.context import load_project
 from patchkit.ops.rebase import RebaseReport, abort_rebase, rebase
+from patchkit.upstream.history import IndexHistory, open_history
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -22,13 +22,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from patchkit.engine.bisect import History, Point, list_at, open_history, read_at
 from patchkit.engine.rewrite import RewriteRun, run_rewrites
 from patchkit.engine.series import Blobs, Overlay, run_patch, touched_paths
 from patchkit.errors import PatchkitError
 from patchkit.model import Outcome, PatchKind, PatchMeta, UpstreamStatus
 from patchkit.ops.context import load_project
 from patchkit.ops.rebase_run import HistoryFinder, carried
+from patchkit.upstream.history import History, Point, list_at, open_history, read_at
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,12 @@ from typing import Any
 
 from patchkit import model
 from patchkit.engine import rewrite_cache
-from patchkit.engine.bisect import History, IndexHistory, Point, Prober, open_history, same_files
 from patchkit.engine.fingerprint import engine_fingerprint
+from patchkit.engine.probe import Prober
 from patchkit.engine.series import Blobs, touched_paths
 from patchkit.model import LockEntry, Outcome, PatchMeta, PatchResult, SourceKind
 from patchkit.project import sets
+from patchkit.upstream.history import History, IndexHistory, Point, open_history, same_files
 from patchkit.upstream.sources import ReleaseStore, package_of
 from patchkit.workspace.tree import sha256
 

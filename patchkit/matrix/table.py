@@ -9,9 +9,9 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from patchkit.engine.bisect import History, IndexHistory, Point
 from patchkit.errors import ConfigError, shown
 from patchkit.model import Outcome, PatchMeta
+from patchkit.upstream.history import History, IndexHistory, Point
 
 ABSORBED = (Outcome.UPSTREAMED.value, Outcome.PARTLY_UPSTREAMED.value)
 BROKEN = (

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from patchkit import progress
-from patchkit.engine.bisect import History, Point, chain_for, open_history
+from patchkit.engine.probe import chain_for
 from patchkit.matrix.cells import CellJob, CellValue, PatchFile, cell_key, engine_version
 from patchkit.matrix.execute import Executor, Serial
 from patchkit.matrix.store import CellStore
@@ -29,6 +29,7 @@ from patchkit.matrix.table import (
 from patchkit.model import LockEntry, PatchMeta, SourceKind
 from patchkit.ops.context import Project
 from patchkit.targets import commits_match
+from patchkit.upstream.history import History, Point, open_history
 from patchkit.verification.proof import proof_text
 from patchkit.verification.records import (
     BenchRecord,

@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from patchkit.engine.bisect import History, Point, open_history, read_at
 from patchkit.engine.series import Blobs
 from patchkit.errors import ConfigError, RebaseStopped
 from patchkit.model import Outcome, UpstreamStatus
@@ -52,6 +51,7 @@ from patchkit.ops.rebase_run import (
 )
 from patchkit.ops.rebase_verify import Proof, moved_lock, verify_carried
 from patchkit.targets import pins_in
+from patchkit.upstream.history import History, Point, open_history, read_at
 from patchkit.workspace.tree import Tree
 
 

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 import tomlkit
 
 from patchkit.cache import Cache
-from patchkit.engine.bisect import Point
 from patchkit.errors import ConfigError, RebaseStopped
 from patchkit.gitrepo import GitRepo, locate_checkout
 from patchkit.model import (
@@ -33,6 +32,7 @@ from patchkit.model import (
     Step,
 )
 from patchkit.project.lock import moved_lock_text
+from patchkit.upstream.history import Point
 from patchkit.workspace.locks import writing
 from patchkit.workspace.state import StateStore
 from patchkit.workspace.tree import Tree, write_file

@@ -10,17 +10,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from patchkit.engine.bisect import (
-    History,
-    Point,
-    Prober,
-    list_at,
-    read_at,
-    same_files,
-    trace_patch,
-)
 from patchkit.engine.deltas import change_deltas
 from patchkit.engine.difftext import FileDelta, unified_diff
+from patchkit.engine.probe import Prober
 from patchkit.engine.relocate import Finder
 from patchkit.engine.series import Blobs, Overlay, run_patch, touched_paths
 from patchkit.errors import PatchkitError
@@ -34,6 +26,8 @@ from patchkit.ops.rebase_conflicts import (
     worktree_fixes,
     worktree_of,
 )
+from patchkit.rebase.bisect import trace_patch
+from patchkit.upstream.history import History, Point, list_at, read_at, same_files
 from patchkit.workspace.tree import Tree
 
 MANUAL = "manual"  # the step of a patch a person fixed in the worktree

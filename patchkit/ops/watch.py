@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from patchkit.engine.bisect import History, Point, open_history
 from patchkit.errors import ConfigError
 from patchkit.gitrepo import GitRepo, is_repo
 from patchkit.matrix.page import render_html as matrix_page
@@ -31,6 +30,7 @@ from patchkit.ops.retire import retire
 from patchkit.ops.upstream_check import check_patch
 from patchkit.ops.verify_ray import verify_on_ray
 from patchkit.upstream.github import Gh
+from patchkit.upstream.history import History, Point, open_history
 from patchkit.upstream.sources import GitMirror
 from patchkit.watch import branch as branches
 from patchkit.watch.newer import LATEST, newer_points

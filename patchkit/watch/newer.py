@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from packaging.version import InvalidVersion, Version
 
-from patchkit.engine.bisect import History, IndexHistory, Point
 from patchkit.gitrepo import GitRepo
+from patchkit.upstream.history import History, IndexHistory, Point
 
 LATEST = "latest"
 

@@ -10,9 +10,9 @@ import pytest
 
 import patchkit.engine
 from patchkit.engine import fingerprint, rewrite_cache
-from patchkit.engine.bisect import Point
 from patchkit.matrix import cells
 from patchkit.model import LockEntry, SourceKind, SourceSpec
+from patchkit.upstream.history import Point
 
 ENGINE = Path(patchkit.engine.__file__).parent
 

@@ -93,8 +93,9 @@ def test_a_process_pool_gives_the_same_cells(rel: Releases) -> None:
 def test_a_cell_shipped_to_a_worker_without_the_project_is_the_same(rel: Releases) -> None:
     import dataclasses
 
-    from patchkit.engine.bisect import Point, chain_for
+    from patchkit.engine.probe import chain_for
     from patchkit.matrix.cells import PatchFile, cell_key
+    from patchkit.upstream.history import Point
 
     project = load_project(rel.root)
     entry = project.entry("demo")

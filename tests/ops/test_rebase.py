@@ -14,13 +14,14 @@ import pytest
 import tomlkit
 
 from patchkit.cli.rebase import add_rebase_args, changed_patches, rebase_cmd
-from patchkit.engine.bisect import Point, first_change
 from patchkit.engine.series import Blobs
 from patchkit.errors import ConfigError, PatchkitError, RebaseStopped, TreeError
 from patchkit.model import Outcome
 from patchkit.ops.apply import apply
 from patchkit.ops.context import load_project
 from patchkit.ops.rebase import RebaseReport, abort_rebase, continue_rebase, rebase
+from patchkit.rebase.bisect import first_change
+from patchkit.upstream.history import Point
 from patchkit.verification.records import records_path
 from patchkit.workspace.tree import checkout_tree
 from testing.builders import Project, Upstream, diff_staged, run_git, snapshot
@@ -509,7 +510,7 @@ def test_missing_onto_is_a_config_error_with_a_hint(rel: Releases) -> None:
 
 # -- an index source: releases fetched only when probed ----------------------------------------
 def test_index_bisection_fetches_only_the_releases_it_probes(tmp_path: Path) -> None:
-    from patchkit.engine.bisect import open_history
+    from patchkit.upstream.history import open_history
     from patchkit.upstream.index import IndexConfig, PackageIndex
     from testing.fake_index import FakeIndex, make_tarball
 

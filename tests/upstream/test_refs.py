@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from patchkit.engine.bisect import IndexHistory
 from patchkit.errors import SourceError
 from patchkit.model import LockEntry, SourceKind, SourceSpec
+from patchkit.upstream.history import IndexHistory
 from patchkit.upstream.index import IndexConfig, PackageIndex
 from patchkit.upstream.refs import resolve_release_ref
 from patchkit.upstream.sources import ReleaseStore

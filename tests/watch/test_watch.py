@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import tomlkit
 
-from patchkit.engine.bisect import open_history
 from patchkit.errors import ConfigError
 from patchkit.ops.context import load_project
 from patchkit.ops.watch import Options, WatchResult, watch
 from patchkit.upstream.github import Gh
+from patchkit.upstream.history import open_history
 from patchkit.upstream.index import IndexConfig, PackageIndex
 from patchkit.watch.report import Fate
 from testing.builders import Project, Upstream

@@ -1,9 +1,7 @@
-"""Upstream history for a rebase, and the binary search for where a patch changed fate.
+"""Upstream history: the points between the locked upstream and the one a rebase moves onto.
 
-A :class:`History` lists the points between the locked upstream and the one a rebase moves onto:
-source releases for index sources (fetched only when probed), first-parent commits for git and
-path sources. :func:`first_change` finds the first point where a patch stopped applying, or
-became upstream, in ⌈log2 n⌉ probes, assuming (as ``git bisect`` does) that the change sticks.
+A :class:`History` lists source releases for index sources (fetched only when probed),
+first-parent commits for git and path sources; ``read_at`` / ``list_at`` read a point's files.
 """
 
 from __future__ import annotations
@@ -11,16 +9,15 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from packaging.version import InvalidVersion, Version
 
-from patchkit.engine.series import Blobs, Overlay, run_series, touched_paths
-from patchkit.errors import PatchkitError, SourceError, shown
+from patchkit.errors import SourceError, shown
 from patchkit.gitrepo import GitRepo
-from patchkit.model import LockEntry, Outcome, PatchMeta, PatchResult, SourceKind
+from patchkit.model import LockEntry, SourceKind
 from patchkit.targets import commits_match, profile
 from patchkit.upstream.index import PackageIndex
 from patchkit.upstream.refs import resolve_release_ref
@@ -206,54 +203,11 @@ def _local_rev(entry: LockEntry) -> Callable[[str], str]:
     return resolve
 
 
-# -- running the series at a point ------------------------------------------------------------
-@dataclass
-class Prober:
-    """Runs patches at points of history. For one patch only the earlier patches that share
-    files with it (transitively) run before it: nothing else can change its outcome."""
-
-    history: History
-    patches: Sequence[PatchMeta]
-    blobs: Blobs
-    runs: dict[str, dict[str, PatchResult]] = field(default_factory=dict)  # point -> results
-
-    def outcome(self, point: Point, patch_id: str) -> Outcome:
-        done = self.runs.setdefault(point.ref, {})
-        if patch_id not in done:
-            commit = self.history.commit(point)
-            repo = self.history.repo
-            overlay = Overlay(read_at(repo, commit), listing=list_at(repo, commit))
-            chain = chain_for(self.patches, patch_id)
-            for result in run_series(chain, overlay, self.blobs, stop_on_failure=False):
-                done[result.patch_id] = result
-        return done[patch_id].outcome
-
-
-def chain_for(patches: Sequence[PatchMeta], patch_id: str) -> list[PatchMeta]:
-    """The patch and the earlier patches that share files with it (transitively): all that can
-    change its outcome, in series order."""
-    index = next(i for i, p in enumerate(patches) if p.id == patch_id)
-    chain = [patches[index]]
-    needed = set(_paths(chain[0]))
-    for meta in reversed(patches[:index]):
-        paths = set(_paths(meta))
-        if paths & needed:
-            chain.insert(0, meta)
-            needed |= paths
-    return chain
-
-
+# -- reading a point's files --------------------------------------------------------------
 def same_files(repo: GitRepo, old: str, new: str, paths: Sequence[str]) -> bool:
     """The files are the same blobs at commits ``old`` and ``new`` (a patch on them applies as
     written: ``applied``, not ``carried``)."""
     return bool(paths) and repo.ls_tree(old, paths) == repo.ls_tree(new, paths)
-
-
-def _paths(meta: PatchMeta) -> list[str]:
-    try:
-        return touched_paths(meta)
-    except PatchkitError:
-        return []
 
 
 def read_at(repo: GitRepo, commit: str) -> Callable[[str], bytes | None]:
@@ -274,46 +228,3 @@ def list_at(repo: GitRepo, commit: str) -> Callable[[str], list[str]]:
         return sorted(repo.ls_tree(commit, [directory] if directory else []))
 
     return listing
-
-
-def first_change(points: Sequence[Point], changed: Callable[[Point], bool]) -> tuple[int, int]:
-    """Index of the first point where ``changed`` holds, and the probes made. The last point is
-    known to hold and the start (before ``points[0]``) known not to."""
-    lo, hi, probes = -1, len(points) - 1, 0
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        probes += 1
-        if changed(points[mid]):
-            hi = mid
-        else:
-            lo = mid
-    return hi, probes
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """What history says about one patch between the old and the new lock."""
-
-    outcome: Outcome  # the final one; UPSTREAMED when upstream absorbed it before it broke
-    absorbed_at: Point | None
-    broken_at: Point | None
-    probes: int  # apply attempts made
-
-
-_ABSORBED = {Outcome.UPSTREAMED, Outcome.PARTLY_UPSTREAMED}
-
-
-def trace_patch(prober: Prober, points: Sequence[Point], patch_id: str, final: Outcome) -> Verdict:
-    """Where ``patch_id`` first reached its ``final`` outcome. A patch that broke right after a
-    release that already had its change was absorbed upstream first (found by a second
-    search over the releases before); upstream merely moved its own code on since."""
-    if final in _ABSORBED:
-        wanted = {Outcome.UPSTREAMED} if final is Outcome.UPSTREAMED else _ABSORBED
-        i, probes = first_change(points, lambda p: prober.outcome(p, patch_id) in wanted)
-        return Verdict(final, points[i], None, probes)
-    i, probes = first_change(points, lambda p: not prober.outcome(p, patch_id).ok)
-    if i > 0 and prober.outcome(points[i - 1], patch_id) is Outcome.UPSTREAMED:
-        up = Outcome.UPSTREAMED
-        j, more = first_change(points[:i], lambda p: prober.outcome(p, patch_id) is up)
-        return Verdict(Outcome.UPSTREAMED, points[j], points[i], probes + more)
-    return Verdict(final, None, points[i], probes)

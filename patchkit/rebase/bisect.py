@@ -1,0 +1,57 @@
+"""The binary search for where a patch changed fate between the old and the new lock.
+
+:func:`first_change` finds the first point where a patch stopped applying, or became upstream,
+in ⌈log2 n⌉ probes, assuming (as ``git bisect`` does) that the change sticks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from patchkit.engine.probe import Prober
+from patchkit.model import Outcome
+from patchkit.upstream.history import Point
+
+
+def first_change(points: Sequence[Point], changed: Callable[[Point], bool]) -> tuple[int, int]:
+    """Index of the first point where ``changed`` holds, and the probes made. The last point is
+    known to hold and the start (before ``points[0]``) known not to."""
+    lo, hi, probes = -1, len(points) - 1, 0
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        probes += 1
+        if changed(points[mid]):
+            hi = mid
+        else:
+            lo = mid
+    return hi, probes
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What history says about one patch between the old and the new lock."""
+
+    outcome: Outcome  # the final one; UPSTREAMED when upstream absorbed it before it broke
+    absorbed_at: Point | None
+    broken_at: Point | None
+    probes: int  # apply attempts made
+
+
+_ABSORBED = {Outcome.UPSTREAMED, Outcome.PARTLY_UPSTREAMED}
+
+
+def trace_patch(prober: Prober, points: Sequence[Point], patch_id: str, final: Outcome) -> Verdict:
+    """Where ``patch_id`` first reached its ``final`` outcome. A patch that broke right after a
+    release that already had its change was absorbed upstream first (found by a second
+    search over the releases before); upstream merely moved its own code on since."""
+    if final in _ABSORBED:
+        wanted = {Outcome.UPSTREAMED} if final is Outcome.UPSTREAMED else _ABSORBED
+        i, probes = first_change(points, lambda p: prober.outcome(p, patch_id) in wanted)
+        return Verdict(final, points[i], None, probes)
+    i, probes = first_change(points, lambda p: not prober.outcome(p, patch_id).ok)
+    if i > 0 and prober.outcome(points[i - 1], patch_id) is Outcome.UPSTREAMED:
+        up = Outcome.UPSTREAMED
+        j, more = first_change(points[:i], lambda p: prober.outcome(p, patch_id) is up)
+        return Verdict(Outcome.UPSTREAMED, points[j], points[i], probes + more)
+    return Verdict(final, None, points[i], probes)
