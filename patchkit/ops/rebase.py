@@ -31,8 +31,6 @@ from patchkit.ops.rebase_conflicts import (
     drop_state,
     load_state,
     meta_text,
-    project_writer,
-    publish,
     save_state,
     state_dir,
     worktree_of,
@@ -50,6 +48,8 @@ from patchkit.ops.rebase_run import (
     new_diff,
 )
 from patchkit.ops.rebase_verify import Proof, moved_lock, verify_carried
+from patchkit.project.lock import move_lock
+from patchkit.project.writer import project_lock
 from patchkit.targets import pins_in
 from patchkit.upstream.history import History, Point, open_history, read_at
 from patchkit.workspace.tree import Tree
@@ -72,7 +72,7 @@ def rebase(
     ``explain`` names the scope path of every hunk's place. With ``verify``, the lock moves
     only once the carried patches' tests passed on the new release (run with ``python``), or
     with ``allow_pending``, which the report's ``proof`` then shows failed."""
-    with project_writer(project.root):
+    with project_lock(project.root, command="rebase"):
         base = RebaseState(str(project.root), target, sets, Point("", ""), allow_pending, [])
         state = replace(base, verify=verify, python=python)
         return _rebase(project, target, onto, history, state, explain)
@@ -110,7 +110,7 @@ def continue_rebase(
 ) -> RebaseReport:
     """Record the fixed patches from the worktree, then finish (or stop again);
     ``allow_pending`` overrides what the rebase was started with."""
-    with project_writer(project_root):
+    with project_lock(project_root, command="rebase"):
         return _continue(project_root, target, history, allow_pending)
 
 
@@ -134,7 +134,7 @@ def _continue(
 def abort_rebase(*, project_root: Path, target: str, history: History | None = None) -> Path:
     """Drop a stopped rebase: its worktree and state. The project was never touched."""
     directory = state_dir(project_root, target)
-    with project_writer(project_root):
+    with project_lock(project_root, command="rebase"):
         _require_state(directory, target)
         project = load_project(project_root)
         hist = history or open_history(project.entry(target))
@@ -193,7 +193,8 @@ def _conclude(run: Run, state: RebaseState, evals: list[Eval]) -> RebaseReport:
         report = replace(report, proof=_prove(run, state, evals, report, files, pins))
         if report.verify_failed and not state.allow_pending:
             return _stop(run, state, [], replace(report, lock_moved=False, stopped=True))
-    publish(files, run.project.lock.path, run.entry.name, run.label, report.commit, pins)
+    lock = run.project.lock.path
+    move_lock(lock, run.entry.name, version=run.label, commit=report.commit, pins=pins, files=files)
     drop_state(run.directory, run.history.repo)
     return report
 

@@ -1,6 +1,7 @@
 """What a rebase leaves behind: its report values; when it stops, its state under the cache,
 the worktree for a person and the conflict report (Markdown for people, JSON for tools) naming
-patch, file, hunk, both sides and reason; when it finishes, the project files written together.
+patch, file, hunk, both sides and reason; when it finishes, the metadata it writes (through the
+project writer, :mod:`patchkit.project.writer`).
 
 A stopped rebase lives in ``<cache>/rebase/<target>-<project digest>/``; the project itself is
 not touched until the rebase finishes.
@@ -8,11 +9,9 @@ not touched until the rebase finishes.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import shutil
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,7 +20,7 @@ import tomlkit
 
 from patchkit.cache import Cache
 from patchkit.errors import ConfigError, RebaseStopped
-from patchkit.gitrepo import GitRepo, locate_checkout
+from patchkit.gitrepo import GitRepo
 from patchkit.model import (
     ConflictDetail,
     FileChange,
@@ -31,13 +30,8 @@ from patchkit.model import (
     Placement,
     Step,
 )
-from patchkit.project.lock import moved_lock_text
 from patchkit.upstream.history import Point
-from patchkit.workspace.locks import writing
-from patchkit.workspace.state import StateStore
 from patchkit.workspace.tree import Tree, write_file
-from patchkit.workspace.txn import KEEP, Write, recover
-from patchkit.workspace.txn import commit as txn_commit
 
 if TYPE_CHECKING:
     from patchkit.ops.rebase_verify import Proof
@@ -235,57 +229,7 @@ def manual_result(
     return PatchResult(patch_id, Outcome.CARRIED, Step.NONE, changes)
 
 
-# -- finishing: the project files, together ---------------------------------------------------
-def project_tree(root: Path) -> Tree:
-    """The project's files as a tree a rebase writes through the journal, kept (with its lock)
-    in the project's git directory, so processes with different caches exclude each other; in
-    the cache for a project that is no git checkout."""
-    root = root.resolve()
-    digest = hashlib.sha256(str(root).encode()).hexdigest()[:12]
-    found = locate_checkout(root)
-    state = (
-        found[1] / f"patchkit-project-{digest}"
-        if found is not None
-        else Cache.current().rebase(f"project-{digest}")
-    )
-    return Tree(root, state, "project", kind="project")
-
-
-@contextlib.contextmanager
-def project_writer(root: Path) -> Iterator[None]:
-    """The one rebase of a project at a time; a rebase killed while publishing is rolled back
-    first."""
-    tree = project_tree(root)
-    with writing(tree, "rebase"):
-        recover(tree, StateStore(tree.state_dir))
-        yield
-
-
-def publish(
-    files: dict[Path, bytes],
-    lock: Path,
-    target: str,
-    version: str,
-    commit: str,
-    pins: dict[str, str] | None = None,
-) -> None:
-    """Write patch files, metadata and the moved lock together, through the journal: all of
-    them or (after a failure, or a crash and the next rebase) none."""
-    moved = moved_lock_text(lock, target, version=version, commit=commit, pins=pins)
-    write_project_files(lock.parent, {**files, lock: moved.encode()})
-
-
-def write_project_files(root: Path, files: dict[Path, bytes]) -> None:
-    """Write project files (under ``root``) together, through the journal."""
-    tree = project_tree(root)
-    writes = [Write(_rel(tree, path), content) for path, content in files.items()]
-    txn_commit(tree, StateStore(tree.state_dir), writes, KEEP, command="rebase")
-
-
-def _rel(tree: Tree, path: Path) -> str:
-    return path.resolve().relative_to(tree.root).as_posix()
-
-
+# -- finishing: the metadata a rebase writes (the project writer writes it) ------------------
 def meta_text(meta: PatchMeta, patch: PatchRebase, label: str) -> str | None:
     """The patch's metadata with its new history (tomlkit: comments and layout kept); None if
     nothing changes."""

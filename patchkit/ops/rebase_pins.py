@@ -9,8 +9,9 @@ from typing import Any
 
 from patchkit.ops.context import Project, load_project
 from patchkit.ops.rebase import rebase
-from patchkit.ops.rebase_conflicts import RebaseReport, project_writer, write_project_files
+from patchkit.ops.rebase_conflicts import RebaseReport
 from patchkit.project.lock import pins_to_move
+from patchkit.project.writer import project_lock, write_project
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ def rebase_with_pins(
     """Rebase ``target`` onto ``onto``, then every target its new release pins (vLLM pins
     FlashInfer) onto the pinned version. All or nothing: when a pinned target stops, the
     project's lock and patch files are restored as they were, so no target moves alone."""
-    with project_writer(project.root):  # one writer of the project for the whole transaction
+    with project_lock(project.root, command="rebase"):  # one writer for the whole transaction
         options = {"allow_pending": allow_pending, "sets": sets, "explain": explain}
         return _with_pins(project, target, onto, {**options, "verify": verify, "python": python})
 
@@ -75,4 +76,4 @@ def _restore(root: Path, saved: dict[Path, bytes]) -> None:
         for path, content in saved.items()
         if not path.exists() or path.read_bytes() != content
     }
-    write_project_files(root, changed)
+    write_project(root, changed, command="rebase")

@@ -18,7 +18,7 @@ from tomlkit.items import Table
 
 from patchkit.errors import ConfigError
 from patchkit.ops.context import Project
-from patchkit.ops.rebase_conflicts import project_writer, write_project_files
+from patchkit.project.writer import project_writes
 
 _VERSION = re.compile(r"v?[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}")
 _PR_URL = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/pull/(\d{1,9})")
@@ -41,11 +41,11 @@ def retire(
     meta = project.patch(patch_id)
     version = _version(merged_in)
     url = _pr_url(pr, project.entry(meta.target).repository) if pr is not None else None
-    with project_writer(project.root):
+    with project_writes(project.root, command="retire") as writes:
         original = meta.meta_file.read_text()
         text = retired_text(original, version, url)
         if text != original:
-            write_project_files(project.root, {meta.meta_file: text.encode()})
+            writes.put(meta.meta_file, text.encode())
     return RetireReport(patch_id, meta.meta_file, version, url, text != original)
 
 

@@ -14,11 +14,13 @@ pins = { flashinfer = "0.6.6" }
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from patchkit.errors import ConfigError, shown
 from patchkit.model import Lock, LockEntry, SourceKind, SourceSpec
+from patchkit.project.writer import write_project
 from patchkit.tomlread import read_toml
 from patchkit.trust.gitargs import check_commit, check_url
 from patchkit.trust.names import check_name
@@ -171,14 +173,21 @@ def tree_pin_problems(lock: Lock, target: str, pins: dict[str, str]) -> list[str
 
 
 def move_lock(
-    path: Path, name: str, *, version: str, commit: str, pins: dict[str, str] | None = None
+    path: Path,
+    name: str,
+    *,
+    version: str,
+    commit: str,
+    pins: dict[str, str] | None = None,
+    files: Mapping[Path, bytes] | None = None,
+    command: str = "rebase",
 ) -> None:
     """Rewrite one target's version and commit in place, keeping comments and layout; ``pins``
     (what the new release itself pins, e.g. vLLM's flashinfer-python) update the pins the lock
-    already keeps for that target."""
-    tmp = path.with_suffix(".lock.tmp")
-    tmp.write_text(moved_lock_text(path, name, version=version, commit=commit, pins=pins))
-    tmp.replace(path)
+    already keeps for that target. ``files`` (a rebase's patch files and metadata) are written
+    with it: all of them or none, through the project writer."""
+    moved = moved_lock_text(path, name, version=version, commit=commit, pins=pins)
+    write_project(path.parent, {**(files or {}), path: moved.encode()}, command=command)
 
 
 def moved_lock_text(

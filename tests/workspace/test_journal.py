@@ -18,7 +18,8 @@ import pytest
 from patchkit.cli import main
 from patchkit.errors import TreeBusy
 from patchkit.gitrepo import GitRepo
-from patchkit.ops.rebase_conflicts import project_tree, project_writer, publish
+from patchkit.project.lock import move_lock
+from patchkit.project.writer import project_lock, project_tree
 from patchkit.workspace.state import StateStore
 from patchkit.workspace.txn import journal_path
 from testing.builders import Scenario
@@ -228,10 +229,10 @@ def test_a_rebase_killed_while_publishing_is_rolled_back_by_the_next_rebase(
     script += textwrap.dedent(
         f"""
         from pathlib import Path
-        from patchkit.ops.rebase_conflicts import publish
+        from patchkit.project.lock import move_lock
         root = Path({str(project)!r})
-        publish({{root / "one.patch": b"new one\\n", root / "two.patch": b"new two\\n"}},
-                root / "upstream.lock", "demo", "1.1", "{"b" * 40}")
+        move_lock(root / "upstream.lock", "demo", version="1.1", commit="{"b" * 40}",
+                  files={{root / "one.patch": b"new one\\n", root / "two.patch": b"new two\\n"}})
         """
     )
     proc = subprocess.run(
@@ -239,11 +240,12 @@ def test_a_rebase_killed_while_publishing_is_rolled_back_by_the_next_rebase(
     )
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     assert (project / "one.patch").read_bytes() == b"new one\n"  # half published
-    with project_writer(project):
+    with project_lock(project, command="rebase"):
         pass
     assert {p.name: p.read_bytes() for p in project.iterdir()} == before
     assert not journal_path(StateStore(project_tree(project).state_dir)).exists()
-    publish({project / "one.patch": b"new\n"}, project / "upstream.lock", "demo", "1.1", "b" * 40)
+    files = {project / "one.patch": b"new\n"}
+    move_lock(project / "upstream.lock", "demo", version="1.1", commit="b" * 40, files=files)
     assert "1.1" in (project / "upstream.lock").read_text()
 
 
