@@ -23,6 +23,7 @@ from patchkit.importers.base import Reader, reader
 from patchkit.importers.edits import redo
 from patchkit.importers.model import Candidate, FileEdits
 from patchkit.importers.releases import Release, Releases
+from patchkit.importers.selfcheck import judge
 from patchkit.model import (
     ConflictDetail,
     FileChange,
@@ -168,3 +169,28 @@ def left_files(diff: bytes, target: str, read: Reader, blobs: Blobs) -> dict[str
     """The files ``diff`` leaves when applied on ``read``."""
     result = _run_diff(diff, target, read, blobs)
     return {c.path: c.content for c in result.changes} if result.outcome.ok else {}
+
+
+def tested(
+    candidate: Candidate, carried: Carried, releases: Releases, base: Release | None
+) -> Candidate:
+    """The candidate keeping the self-checks that tell the patch apart (they fail on the files
+    without it, at the lock, or at its base when it does not apply there, and hold with it);
+    each other check is said among the steps not translated, with why."""
+    if not candidate.checks:
+        return candidate
+    at = releases.lock.commit if carried.at_lock else base.commit if base else ""
+    left = dict(carried.files).get(at, {})
+    before = reader(releases, at) if at else (lambda path: None)
+
+    def after(path: str) -> bytes | None:
+        return left[path] if path in left else before(path)
+
+    kept, said = [], []
+    for test in candidate.checks:
+        why = judge(test, before, after) if at else "the patch applies nowhere it was tried"
+        if why:
+            said.append(f"line {test.line}: a self-check not made a test ({why}): {test.text}")
+        else:
+            kept.append(test)
+    return replace(candidate, checks=tuple(kept), untranslated=(*candidate.untranslated, *said))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from patchkit.importers.sed import SedCommand
+from patchkit.importers.selfcheck import CheckTest
 
 
 class Form(str, enum.Enum):
@@ -82,6 +83,7 @@ class Candidate:
     origin: tuple[Origin, ...] = ()  # source files to keep beside the imported patch
     untranslated: tuple[str, ...] = ()  # steps of the source import did not turn into a patch
     refused: str = ""  # why this source cannot be imported (nothing else is set then)
+    checks: tuple[CheckTest, ...] = ()  # the source's self-checks of this patch: its tests
 
     @property
     def paths(self) -> tuple[str, ...]:

@@ -13,7 +13,7 @@ Every step that changes a file of the target becomes a patch, or a named refusal
   template): the file's new content.
 
 ``pip install`` becomes the patch's declared requirement, a ``python3 -c 'assert ...'`` self-check
-is noted as a check, ``cmd || echo ...`` marks the patch as one the image build tolerated
+the test of the patch it checks (:mod:`patchkit.importers.selfcheck`), ``cmd || echo ...`` marks the patch as one the image build tolerated
 failing. Steps that change nothing (``echo``, ``grep``, ``set``...) are skipped; any other step,
 or one whose file is computed at run time, is listed as not translated, with its line.
 """
@@ -27,6 +27,7 @@ from pathlib import Path
 
 from patchkit.errors import ImportRefused
 from patchkit.importers.diffs import map_diff
+from patchkit.importers.modchecks import attach
 from patchkit.importers.model import Candidate, Form, Meta, Origin
 from patchkit.importers.modfiles import (
     clone,
@@ -38,12 +39,14 @@ from patchkit.importers.modfiles import (
     written,
 )
 from patchkit.importers.modstate import QUIET, Mod, in_mod, mod_file, refuse, step_meta
-from patchkit.importers.scripts import read_script, script_comments
+from patchkit.importers.scripts import package_names, read_script, script_comments
+from patchkit.importers.selfcheck import is_check, read_check
 from patchkit.importers.series import inside_source
 from patchkit.importers.shell import Step, known, read_shell
 
 _GIT_QUIET = {"checkout", "submodule", "fetch", "pull", "config", "status", "log", "rev-parse",
               "describe", "reset", "clean", "init", "remote"}  # fmt: skip
+_WRITES = re.compile(r"\.write|write_text|write_bytes|replace\(|shutil")
 _PIP = re.compile(r"^(?:uv )?pip3? install|^python[\d.]* -m pip install")
 
 
@@ -60,8 +63,9 @@ def read_mod(root: Path, target: str, script: Path | None = None) -> list[Candid
             f"{mod.run_sh}: makes no change import can read ({steps})",
             hint="import the diff or script itself, or record the change by hand",
         )
-    extra = tuple(mod.untranslated)
-    several = len(mod.found) > 1
+    found, not_tests = attach(mod.found, mod.checks, target)
+    extra = tuple(mod.untranslated + not_tests)
+    several = len(found) > 1
     prefix = script.stem if script is not None and script.name != "run.sh" else root.name
     return [
         replace(
@@ -71,7 +75,7 @@ def read_mod(root: Path, target: str, script: Path | None = None) -> list[Candid
             meta=_with_requirements(c.meta, mod),
             origin=(Origin.of(mod.run_sh), *c.origin),
         )
-        for c in mod.found
+        for c in found
     ]
 
 
@@ -79,8 +83,6 @@ def _with_requirements(meta: Meta, mod: Mod) -> Meta:
     fields = dict(meta.fields)
     if mod.requires:
         fields["Requires"] = ", ".join(mod.requires)
-    if mod.checks:
-        fields["Self-Check"] = "; ".join(mod.checks)
     return replace(meta, fields=fields)
 
 
@@ -198,12 +200,12 @@ def _python(mod: Mod, step: Step) -> None:
         return
     if args[0] == "-c" and len(args) > 1:
         code = args[1]
-        if not re.search(r"\.write|write_text|write_bytes|replace\(|shutil", code):
-            if "assert" in code:  # a self-check after patching
-                mod.checks.append(f"line {step.line}: {code.strip()}")
-                mod.noted.append(f"line {step.line}: a self-check, not a change: {step.text}")
+        if not _WRITES.search(code):
+            _check(mod, step, code)
             return  # reads or prints: no file of the target changes
         _program(mod, step, code.encode(), f"run.sh line {step.line}", ("-c", *args[2:]))
+    elif args[0] == "-" and step.stdin is not None and not _WRITES.search(step.stdin):
+        _check(mod, step, step.stdin)
     elif args[0] == "-" and step.stdin is not None:
         _program(mod, step, step.stdin.encode(), f"run.sh line {step.line}", tuple(args))
     elif args[0] == "setup.py":
@@ -218,6 +220,18 @@ def _python(mod: Mod, step: Step) -> None:
         path = mod_file(mod, args[0], step)
         if path is not None:
             _program(mod, step, path.read_bytes(), path.name, tuple(args), path)
+
+
+def _check(mod: Mod, step: Step, code: str) -> None:
+    """A program that asserts after patching: a self-check, made the test of the patch it
+    checks (``modchecks``); one that asserts nothing only reads or prints."""
+    if not is_check(code):
+        return
+    text = step.text.strip() if step.stdin is None else f"{step.text.strip()} ({code.strip()})"
+    package = (package_names(mod.target) or (mod.target,))[0]
+    check = read_check(code, line=step.line, text=text, package=package)
+    mod.checks.append((len(mod.found), check))
+    mod.noted.append(f"line {step.line}: a self-check, not a change: {step.text.strip()}")
 
 
 def _program(

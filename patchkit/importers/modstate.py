@@ -10,6 +10,7 @@ from pathlib import Path
 
 from patchkit.importers.meta import comment_meta, parse_dep3
 from patchkit.importers.model import Candidate, Meta
+from patchkit.importers.selfcheck import SelfCheck
 from patchkit.importers.shell import Script, Step, display, known
 
 QUIET = {
@@ -33,7 +34,7 @@ class Mod:
     found: list[Candidate] = field(default_factory=list)
     untranslated: list[str] = field(default_factory=list)
     requires: list[str] = field(default_factory=list)
-    checks: list[str] = field(default_factory=list)
+    checks: list[tuple[int, SelfCheck]] = field(default_factory=list)  # (patches before, check)
     noted: list[str] = field(default_factory=list)  # requirements and checks, as written
     clones: dict[str, str] = field(default_factory=dict)  # directory -> URL (git clone)
     checkout: str | None = None  # the target's checkout the script is in (a build script)

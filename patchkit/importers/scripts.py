@@ -81,7 +81,7 @@ def read_script(
         raise ImportRefused(f"{where}: not Python that can be read ({exc})") from None
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
-    run = Run(frozenset({target, *_package_names(target)}), argv=argv)
+    run = Run(frozenset({target, *package_names(target)}), argv=argv)
     run.lines = {node: pos.start.line for node, pos in positions.items()}
     try:
         _block(run, wrapper.module.body)
@@ -98,11 +98,11 @@ def read_script(
     return tuple(_edits(run, path, where, target) for path in run.order)
 
 
-def _package_names(target: str) -> tuple[str, ...]:
+def package_names(target: str) -> tuple[str, ...]:
     from patchkit.targets import profile
 
     prof = profile(target)
-    return tuple({inst.split("/")[0] for _, inst in prof.installed_map}) if prof else ()
+    return tuple(sorted({inst.split("/")[0] for _, inst in prof.installed_map})) if prof else ()
 
 
 def _edits(run: Run, path: str, where: Path, target: str) -> FileEdits:

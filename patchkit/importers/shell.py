@@ -222,6 +222,8 @@ class _Reader:
         for assignment in (c for c in inner.named_children if c.type == "variable_assignment"):
             self.assign(assignment)
         words = [self.word(c) for c in _command_words(inner)]
+        if node is not inner and _lone_dash(node, inner):
+            words.append("-")  # ``python3 - <<'PY'``: the grammar drops a lone ``-`` here
         if words:
             self.step(node, tuple(words), tolerated, stdin, stdin_file, piped_from)
             if stdout_file is not None:
@@ -320,6 +322,16 @@ def _file_of(code: str) -> str | None:
     if attr == "path" or (wrap == "dirname" and len(parts) == 1):
         return path  # a package's directory
     return path + ".py" if len(parts) > 1 else posixpath.join(path, "__init__.py")
+
+
+def _lone_dash(node: Node, inner: Node) -> bool:
+    """``-`` between a command and its redirections, which tree-sitter-bash leaves out of
+    both (``python3 - <<'PY'``, the program read from standard input)."""
+    after = [c for c in node.children if c.start_byte >= inner.end_byte]
+    if not after or node.text is None:
+        return False
+    gap = node.text[inner.end_byte - node.start_byte : after[0].start_byte - node.start_byte]
+    return gap.strip() == b"-"
 
 
 def _command_words(node: Node) -> Iterator[Node]:

@@ -20,6 +20,8 @@ from patchkit.cache import Cache
 from patchkit.errors import ConfigError, shown
 from patchkit.gitrepo import locate_checkout
 from patchkit.importers.model import Meta, Origin
+from patchkit.importers.scripts import package_names
+from patchkit.importers.selfcheck import CheckTest, render
 from patchkit.project.sets import ID_PATTERN, MANIFEST
 from patchkit.tomlread import read_toml
 from patchkit.trust.names import author_line
@@ -40,6 +42,7 @@ class Entry:
     pending: str = ""  # why it does not apply at the lock (left out of apply until fixed)
     rewrite: str = ""  # a rewrite module written instead of the diff
     files: tuple[str, ...] = ()  # the files the rewrite changes
+    checks: tuple[CheckTest, ...] = ()  # the source's self-checks: written as its test
 
 
 @contextlib.contextmanager
@@ -126,7 +129,20 @@ def write(root: Path, entry: Entry) -> Path:
     origin.mkdir(parents=True, exist_ok=True)
     for item in entry.origin:
         (origin / item.name).write_bytes(item.content)
+    if entry.checks:
+        test = root / test_node(entry.patch_id)
+        test.parent.mkdir(exist_ok=True)
+        test.write_bytes(render(entry.patch_id, entry.checks, _package(entry.target)))
     return patch_file
+
+
+def test_node(patch_id: str) -> str:
+    """The set test a patch's self-checks are written as (``tests/test_<id>_self_check.py``)."""
+    return f"tests/test_{re.sub(r'[^a-z0-9]+', '_', patch_id)}_self_check.py"
+
+
+def _package(target: str) -> str:
+    return (package_names(target) or (target,))[0]
 
 
 def _meta_doc(entry: Entry) -> Any:
@@ -155,6 +171,12 @@ def _meta_doc(entry: Entry) -> Any:
         doc["upstream"] = upstream
     if entry.rewrite:
         doc["files"] = list(entry.files)
+    if entry.checks:  # the mod's self-checks, made the patch's test
+        tests = tomlkit.aot()
+        tests.append(
+            tomlkit.item({"where": "set", "node": test_node(entry.patch_id), "gpu": False})
+        )
+        doc["tests"] = tests
     if entry.pending:
         doc["history"] = {"pending": entry.pending}
     imported = tomlkit.table()

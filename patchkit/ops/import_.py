@@ -15,7 +15,7 @@ from patchkit.errors import PatchkitError
 from patchkit.gitrepo import GitRepo
 from patchkit.importers import writer
 from patchkit.importers.base import BaseFound, find_base, reader
-from patchkit.importers.carry import Carried, carry, edit_files, remember
+from patchkit.importers.carry import Carried, carry, edit_files, remember, tested
 from patchkit.importers.detect import read_source
 from patchkit.importers.model import Candidate
 from patchkit.importers.releases import Releases, from_index, from_repository
@@ -41,6 +41,7 @@ class ImportedPatch:
     files: tuple[str, ...]
     untranslated: tuple[str, ...]  # steps of the source not turned into the patch
     diff: bytes  # what was written (at the lock; at the base when it does not apply there)
+    tests: tuple[str, ...] = ()  # the source's self-checks made its tests (set test nodes)
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,7 @@ def _one(
         return replace(candidate, refused=exc.message), None, None, None
     kept = _name_if_kept(candidate, carried)
     if kept is not None:
+        candidate = tested(candidate, carried, releases, found.release)
         remember(releases, carried)  # the next patch is made on top of this one
     return candidate, found, carried, kept
 
@@ -234,6 +236,7 @@ def _entry(
         pending=pending,
         rewrite=carried.rewrite,
         files=candidate.paths,
+        checks=candidate.checks,
     )
 
 
@@ -274,6 +277,7 @@ def _report(
         _files(diff or candidate.diff, candidate),
         candidate.untranslated,
         diff,
+        (writer.test_node(written or candidate.name),) if candidate.checks else (),
     )
 
 

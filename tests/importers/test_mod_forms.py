@@ -122,7 +122,10 @@ def test_overlay_requirement_self_check_and_tolerated_failure(
     assert fields["Requires"] == "fastsafetensors==0.1.10"
     assert "goes on when it fails" in fields["Tolerated"]
     assert meta["on_failure"] == "skip"  # run.sh went on when it failed: so may apply
-    assert "inspect.getsource" in fields["Self-Check"]
+    assert meta["tests"] == [
+        {"where": "set", "node": "tests/test_fix_fix_self_check.py", "gpu": False}
+    ]  # the self-check is the patch's test (tests/importers/test_self_checks.py)
+    assert (releases3.set_dir() / "tests" / "test_fix_fix_self_check.py").is_file()
 
 
 def test_a_dynamic_line_is_refused_by_name_beside_a_static_one(
@@ -264,3 +267,17 @@ def test_a_script_that_loops_or_grows_without_bound_is_refused_quickly(
         "MAX_LOOPS" in patch.message or "MAX_VALUE" in patch.message
     )
     assert time.monotonic() - started < 30
+
+
+def test_heredoc_program_with_no_argument_reads_its_own_file(
+    releases3: Releases3, tmp_path: Path
+) -> None:
+    program = (
+        "import os, vllm\n"
+        'p = os.path.join(os.path.dirname(vllm.__file__), "util.py")\n'
+        + REPLACE.split("\n", 2)[2]  # from src = open(p).read() on
+    )
+    report = releases3.import_(_mod(tmp_path, f"python3 - <<'PY'\n{program}PY\n"))
+    [patch] = report.patches  # the grammar drops the lone '-': it was "a program import cannot see"
+    assert patch.outcome == "applied" and patch.untranslated == ()
+    assert "+    return x + 10" in patch.diff.decode()
