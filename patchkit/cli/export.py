@@ -58,6 +58,12 @@ def _add_how(parser: argparse.ArgumentParser) -> None:
         help="the person who reviewed every changed line and ran the tests (said in the text; "
         "vLLM needs it before --push or --open)",
     )
+    add(
+        "--branch-prefix",
+        metavar="PREFIX",
+        help="put before each branch name, made of the patch's title (default: git config "
+        "patchkit.branchPrefix of the checkout, else none)",
+    )
     add("--push", metavar="REMOTE", help="push the branches to your fork (a remote or URL)")
     add("--force", action="store_true", help="push to upstream, or replace branches moved by hand")
     add(
@@ -149,6 +155,7 @@ def export_cmd(args: argparse.Namespace) -> int:
         open_pr=args.open_pr, run_tests=args.run_tests, stack=args.stack,
         check_against=None if args.check_against == "none" else args.check_against,
         reviewed_by=Identity.parse(args.reviewed_by) if args.reviewed_by else None,
+        branch_prefix=args.branch_prefix,
     )  # fmt: skip
     if args.json:
         print_json(report.to_json())

@@ -7,6 +7,7 @@ Git commands used beyond :class:`GitRepo`'s methods (through ``GitRepo.text``):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from patchkit.errors import ConfigError, TreeError
@@ -30,18 +31,51 @@ def names_upstream(repo: GitRepo, commit: str, entry: LockEntry) -> bool:
     return bool(named and commits_match(named, entry.commit))
 
 
+PREFIX_KEY = "patchkit.branchPrefix"  # git config: the user's own prefix ("ada/", "fix/")
+_BRANCH_CHARS = 48
+
+
+def branch_prefix(repo: GitRepo, given: str | None) -> str:
+    """``--branch-prefix``, else ``git config patchkit.branchPrefix`` as the checkout sees it
+    (its own config, else the user's global one), else none."""
+    return given if given is not None else (repo.config(PREFIX_KEY) or "")
+
+
+def branch_name(prefix: str, meta: PatchMeta) -> str:
+    """``prefix`` and the words of the patch's title, lowercase, joined by ``-`` and cut at a
+    word to 48 characters (``fix/admit-sm12x-in-the-mxfp4-triton-moe-capability``): a fork's
+    branch shows in the PR, so it says what the change is, never a patch id of ours."""
+    words = re.findall(r"[a-z0-9]+", meta.title.lower()) or re.findall(r"[a-z0-9]+", meta.id)
+    name = ""
+    for word in words:
+        if name and len(name) + 1 + len(word) > _BRANCH_CHARS:
+            break
+        name = f"{name}-{word}" if name else word[:_BRANCH_CHARS]
+    return f"{prefix}{name}"
+
+
 def refuse_bad_branches(repo: GitRepo, exports: Sequence[PatchExport]) -> None:
-    """Every branch name git accepts, checked before any branch moves: a patch id git refuses
-    as a branch name (``a..b``, ``x.lock``, ``x.``) stops the export with nothing moved."""
+    """Every branch name git accepts and each once, checked before any branch moves: a prefix
+    git refuses (``a..b/``, ``x.lock``) or two patches whose titles make the same branch stop
+    the export with nothing moved."""
     refused = set(repo.refused_branches([e.branch for e in exports]))
-    bad = [e.patch_id for e in exports if e.branch in refused]
+    bad = [f"{e.patch_id} ({e.branch})" for e in exports if e.branch in refused]
     if bad:
         raise ConfigError(
-            f"git refuses the branch names of {', '.join(bad)} (patchkit/<patch id>); "
-            "no branch was moved",
-            hint="rename the patch (its files and its id in patchset.toml's series): no `..`, "
-            "no trailing `.` or `.lock`",
+            f"git refuses the branch names of {', '.join(bad)}; no branch was moved",
+            hint=f"change the branch prefix (--branch-prefix, or git config {PREFIX_KEY}): no "
+            "`..`, no trailing `.` or `.lock`",
         )
+    seen: dict[str, str] = {}
+    for e in exports:
+        if e.branch in seen:
+            raise ConfigError(
+                f"{seen[e.branch]} and {e.patch_id} would both be exported to branch "
+                f"{e.branch} (their titles begin alike); no branch was moved",
+                hint="give one of them a title that says how it differs, or export them in "
+                "separate runs with different --branch-prefix",
+            )
+        seen[e.branch] = e.patch_id
 
 
 def base_commit(repo: GitRepo, entry: LockEntry, onto: str | None) -> tuple[str, bool]:
@@ -82,7 +116,7 @@ def commit_identity(repo: GitRepo, given: Identity | None, meta: PatchMeta) -> I
     """``--identity``, else the patch's ``[export] identity``, else the checkout's git config
     (the user's own); an address at ``localhost`` is no person's and is refused."""
     found = _identity(repo, given, meta)
-    if found.email.lower().endswith(("@localhost", ".localhost")):
+    if not found.is_a_person:
         raise ConfigError(
             f"{found} cannot sign the commit of {meta.id}: an upstream sign-off is a person's "
             "address",

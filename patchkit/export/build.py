@@ -24,6 +24,7 @@ from patchkit.engine.series import Blobs, Overlay
 from patchkit.errors import ConfigError, PatchFailed
 from patchkit.export.branches import (
     branch_check,
+    branch_name,
     commit_env,
     commit_identity,
     refuse_bad_branches,
@@ -68,6 +69,7 @@ class Build:
     tree_root: Path
     run_tests: bool = True  # run a CPU upstream test on the exported tree here
     reviewed_by: Identity | None = None  # the person who reviewed every line (--reviewed-by)
+    branch_prefix: str = ""  # --branch-prefix, else git config patchkit.branchPrefix
     below: dict[str, PatchMeta] = field(default_factory=dict)  # --stack: the patch under each
     base_paths: tuple[str, ...] = ()  # every file of the base (the formatters' stand-ins)
     base_modes: dict[str, int] = field(default_factory=dict)  # regular files' modes
@@ -130,7 +132,7 @@ def prepare(
     built = _build(ctx, meta, parent, stacked)
     return PatchExport(
         patch_id=meta.id,
-        branch=f"patchkit/{meta.id}",
+        branch=branch_name(ctx.branch_prefix, meta),
         commit=built.commit,
         parent=parent,
         state=BranchState.UNCHANGED,  # set when the branch is moved

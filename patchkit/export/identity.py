@@ -17,6 +17,12 @@ class Identity:
     name: str
     email: str
 
+    @property
+    def is_a_person(self) -> bool:
+        """An address at ``localhost`` is a machine's, never a person's: it signs and credits
+        nothing upstream."""
+        return not self.email.lower().endswith(("@localhost", ".localhost"))
+
     def __str__(self) -> str:
         return f"{self.name} <{self.email}>"
 

@@ -143,8 +143,9 @@ def _message(inp: TextInput, title: str) -> str:
     )
     trailers = list(f.settings.trailers)
     match = one_line_identity(f.meta.author)  # one line, or no trailer at all
-    if match and match.group("email").lower() != inp.identity.email.lower():
-        trailers.append(f"Co-authored-by: {Identity(match['name'], match['email'])}")
+    author = Identity(match["name"], match["email"]) if match else None
+    if author and author.is_a_person and author.email.lower() != inp.identity.email.lower():
+        trailers.append(f"Co-authored-by: {author}")
     if inp.style == "vllm":
         trailers.append(f"Signed-off-by: {inp.identity}")  # DCO: the author, exactly
     return f"{title}\n\n{s.join(s.wrap(f.meta.why), refs, deps, chr(10).join(trailers))}\n"

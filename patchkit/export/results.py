@@ -22,7 +22,7 @@ class PatchExport:
     """One patch exported: its branch, commit and text, and what was published."""
 
     patch_id: str
-    branch: str  # "patchkit/<id>"
+    branch: str  # the branch prefix and the title's words: "fix/admit-sm12x-in-the-mxfp4"
     commit: str
     parent: str  # the base, or the last dependency's commit when stacked
     state: BranchState

@@ -1,6 +1,7 @@
 """``patchkit export-pr``: one upstream-ready branch per patch, with its pull-request text.
 
-Each patch becomes a single commit on ``patchkit/<id>``, based on the pinned upstream commit (or
+Each patch becomes a single commit on a branch named by the user's prefix and the patch's title
+(:func:`patchkit.export.branches.branch_name`), based on the pinned upstream commit (or
 ``onto``), built off to the side: blobs with ``hash-object -w``, a tree in a temporary index,
 ``commit-tree``, then one ``update-ref <ref> <new> <old>``. The user's work tree and index are
 never read or written: upstream originals come from the base commit itself. A rewrite is
@@ -27,6 +28,7 @@ from pathlib import Path
 
 from patchkit.errors import ConfigError, PatchFailed
 from patchkit.export.branches import base_commit, not_upstream_notice
+from patchkit.export.branches import branch_prefix as branch_prefix_of
 from patchkit.export.build import Build, land, prepare, stacked
 from patchkit.export.prtext import Identity, load_template, pinned_label
 from patchkit.export.publish import check_remote, open_prs, push
@@ -60,10 +62,13 @@ def export_pr(
     stack: bool = False,
     check_against: str | None = None,
     reviewed_by: Identity | None = None,
+    branch_prefix: str | None = None,
 ) -> ExportReport:
     """Export ``patch_ids`` of ``target`` (none: its whole series) as branches of the checkout at
     ``tree_root``. Each commit is signed by ``identity``, else the patch's ``[export] identity``,
-    else the checkout's git config ``user.name``/``user.email``."""
+    else the checkout's git config ``user.name``/``user.email``. Each branch is named by
+    ``branch_prefix`` (else the checkout's git config ``patchkit.branchPrefix``, else none) and
+    the words of the patch's title."""
     entry = project.entry(target)
     _check_review(entry, reviewed_by, publish=bool(push_remote or open_pr))
     gh = Gh.find("--open") if open_pr else None
@@ -82,6 +87,7 @@ def export_pr(
         build = _context(project, entry, repo, base, label, identity, tree_root)
         build.run_tests = run_tests
         build.reviewed_by = reviewed_by
+        build.branch_prefix = branch_prefix_of(repo, branch_prefix)
         exports, stopped = _build_and_land(build, metas, stack, force, each=label is not None)
         if push_remote and push_url:
             exports = push(repo, exports, push_remote, push_url, force)

@@ -32,6 +32,7 @@ from testing.builders import Project, Upstream, run_git
 GOLDEN = Path(__file__).parent / "golden"
 ADA = Identity("Ada Lovelace", "ada@example.com")
 MOD = "def f(x):\n    return x + 1\n\n\ndef g(x):\n    return x * 2\n"
+FIX_F = "test/fix-the-off-by-one-in-f"  # the prefix of git config, the title's words
 KERNEL = "#pragma once\n#define GROUPS(x) \\\n  CASE(1) \\\n  CASE(2)\n"
 
 
@@ -43,6 +44,7 @@ class Case:
         self.base = self.upstream.commit(files, "base")
         self.project = Project(root / "project", self.upstream, self.base, target=target)
         self.target = target
+        self.git("config", "patchkit.branchPrefix", "test/")  # the user's own prefix
 
     @property
     def patches_dir(self) -> Path:
@@ -294,7 +296,7 @@ def test_branch_is_one_commit_on_the_base(tmp_path: Path) -> None:
     case = vllm_case(tmp_path)
     export = only(case.export("fix-f"))
     assert export.state == "created" and export.files == ("pkg/mod.py",)
-    assert case.git("rev-parse", "patchkit/fix-f") == export.commit
+    assert case.git("rev-parse", FIX_F) == export.commit
     assert case.git("rev-parse", f"{export.commit}^") == case.base
     assert case.git("show", f"{export.commit}:pkg/mod.py").count("x + 2") == 1
     out = export.out_dir
@@ -323,7 +325,7 @@ def test_reexport_is_idempotent(tmp_path: Path) -> None:
     objects = case.git("count-objects", "-v")
     second = only(case.export("fix-f"))
     assert second.commit == first.commit and second.state == "unchanged"
-    assert case.git("rev-parse", "patchkit/fix-f") == first.commit
+    assert case.git("rev-parse", FIX_F) == first.commit
     assert case.git("count-objects", "-v") == objects  # no new commit, tree or blob
 
 
@@ -338,7 +340,7 @@ def test_changed_patch_moves_the_branch(tmp_path: Path) -> None:
 def test_branch_moved_by_a_person_is_not_replaced(tmp_path: Path) -> None:
     case = vllm_case(tmp_path)
     only(case.export("fix-f"))
-    case.git("update-ref", "refs/heads/patchkit/fix-f", case.base)
+    case.git("update-ref", f"refs/heads/{FIX_F}", case.base)
     case.change("fix-f", {"pkg/mod.py": MOD.replace("1", "3")})
     with pytest.raises(TreeError, match="did not export"):
         case.export("fix-f")
@@ -414,11 +416,11 @@ def test_push_to_a_fork_with_lease(tmp_path: Path) -> None:
     case.git("remote", "add", "fork", str(fork))
     export = only(case.export("fix-f", push_remote="fork"))
     assert export.pushed_to == str(fork)
-    assert run_git(fork, "rev-parse", "patchkit/fix-f").decode().strip() == export.commit
+    assert run_git(fork, "rev-parse", FIX_F).decode().strip() == export.commit
     assert only(case.export("fix-f", push_remote="fork")).state == "unchanged"
     case.change("fix-f", {"pkg/mod.py": MOD.replace("1", "3")})
     moved = only(case.export("fix-f", push_remote="fork"))  # a re-export: forced, with lease
-    assert run_git(fork, "rev-parse", "patchkit/fix-f").decode().strip() == moved.commit
+    assert run_git(fork, "rev-parse", FIX_F).decode().strip() == moved.commit
 
 
 def test_push_refused_when_the_fork_moved(tmp_path: Path) -> None:
@@ -432,12 +434,12 @@ def test_push_refused_when_the_fork_moved(tmp_path: Path) -> None:
         "-q",
         "--force",
         "fork",
-        f"{case.base}:refs/heads/patchkit/fix-f",
+        f"{case.base}:refs/heads/{FIX_F}",
     )
     case.change("fix-f", {"pkg/mod.py": MOD.replace("1", "3")})
     with pytest.raises(GitError, match="changed since patchkit last pushed"):
         case.export("fix-f", push_remote="fork")
-    assert run_git(fork, "rev-parse", "patchkit/fix-f").decode().strip() == case.base
+    assert run_git(fork, "rev-parse", FIX_F).decode().strip() == case.base
 
 
 def test_push_to_upstream_is_refused(tmp_path: Path) -> None:
@@ -450,7 +452,7 @@ def test_push_to_upstream_is_refused(tmp_path: Path) -> None:
         case.export("fix-f", push_remote="upstream")
     assert run_git(upstream, "for-each-ref").strip() == b""
     export = only(case.export("fix-f", push_remote="upstream", force=True))
-    assert run_git(upstream, "rev-parse", "patchkit/fix-f").decode().strip() == export.commit
+    assert run_git(upstream, "rev-parse", FIX_F).decode().strip() == export.commit
 
 
 @pytest.mark.parametrize(
@@ -563,11 +565,11 @@ def test_cli_handler(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     argv = ["fix-f", "--project", str(case.project.path), "--checkout", str(case.upstream.path)]
     assert export_cmd(parser.parse_args(argv)) == 0  # identity from git config
     out = capsys.readouterr().out
-    assert "created: patchkit/fix-f" in out and "COMMIT_MSG" in out
+    assert "created: test/fix-the-off-by-one-in-f" in out and "COMMIT_MSG" in out
     assert export_cmd(parser.parse_args([*argv, "--json"])) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["exports"][0]["state"] == "unchanged"
-    message = case.git("log", "-1", "--format=%B", "patchkit/fix-f")
+    message = case.git("log", "-1", "--format=%B", FIX_F)
     assert message.endswith("Signed-off-by: Test Person <test@example.com>")
 
 
@@ -593,7 +595,7 @@ def test_no_ids_exports_the_targets_series(
     case = several_patches(tmp_path)
     assert [e.patch_id for e in case.export().exports] == ["fix-f", "new"]
     assert exported(case, capsys, "--target", "vllm") == ["fix-f", "new"]
-    assert case.git("branch", "--list", "patchkit/*").split() == ["patchkit/fix-f", "patchkit/new"]
+    assert case.git("branch", "--list", "test/*").split() == [FIX_F, "test/new"]
 
 
 def test_patch_option_names_patches(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -625,7 +627,7 @@ def test_a_failing_patch_moves_no_branch(tmp_path: Path) -> None:
     case.set_meta("bad", 'title = "Bad"\nwhy = "its context is not upstream"\n')
     with pytest.raises(PatchFailed, match="cannot export bad"):
         case.export("fix-f", "bad")
-    assert case.git("branch", "--list", "patchkit/*") == ""
+    assert case.git("branch", "--list", "test/*") == ""
 
 
 def test_a_patch_already_upstream_is_not_exported(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ def test_a_fix_upstream_made_since_the_pin_is_left_out_or_refused(tmp_path: Path
     assert report.checked == "checked against upstream vllm 2.0: already there: fix-f (left out)"
     with pytest.raises(ConfigError, match=r"upstream vllm 2\.0 already has the change of fix-f"):
         case.export("fix-f", check_against="v2.0")
-    assert case.git("branch", "--list", "patchkit/*") == ""
+    assert case.git("branch", "--list", "test/*") == ""
     (export,) = case.export("fix-f", check_against=None).exports  # asked not to look
     assert export.files == ("pkg/mod.py",)
 

@@ -104,7 +104,7 @@ def test_a_pinned_formatter_that_cannot_be_installed_stops_the_export(
         case.export("ugly")
     assert caught.value.exit_code == 10
     assert "ruff 0.0.1" in caught.value.message
-    assert case.git("branch", "--list", "patchkit/*") == ""  # nothing exported
+    assert case.git("branch", "--list", "test/*") == ""  # nothing exported
 
 
 def test_a_formatter_failing_on_the_file_stops_the_export(tmp_path: Path) -> None:

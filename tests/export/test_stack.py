@@ -39,7 +39,7 @@ def test_each_branch_is_on_the_previous_one(tmp_path: Path) -> None:
     report = case.export("one", "two", "three", stack=True)
     one, two, three = report.exports
     assert one.parent == case.base and two.parent == one.commit and three.parent == two.commit
-    assert [e.branch for e in report.exports] == ["patchkit/one", "patchkit/two", "patchkit/three"]
+    assert [e.branch for e in report.exports] == ["test/one", "test/two", "test/three"]
     assert case.git("show", f"{three.commit}:pkg/mod.py") == STEP3.rstrip("\n")
     assert case.git("rev-list", "--count", f"{case.base}..{three.commit}") == "3"
     # two applies without one: stacked on it, no dependency claimed; three needs two

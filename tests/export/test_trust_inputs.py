@@ -58,16 +58,25 @@ def test_identity_is_one_line(text: str) -> None:
         Identity.parse(text)
 
 
-@pytest.mark.parametrize("bad_id", ["zz.lock", "z..z", "zz."])
-def test_patch_id_git_refuses_as_a_branch_moves_no_branch(tmp_path: Path, bad_id: str) -> None:
+@pytest.mark.parametrize("prefix", ["zz.lock/", "z..z/", "-z/", "a b/"])
+def test_a_branch_prefix_git_refuses_moves_no_branch(tmp_path: Path, prefix: str) -> None:
     case = Case(tmp_path, "vllm", {"pkg/mod.py": MOD, "pkg/other.py": "Y = 1\n"})
     case.add("aaa", {"pkg/mod.py": MOD.replace("x + 1", "x + 2")}, 'title = "A"\nwhy = "a"\n')
-    case.add(bad_id, {"pkg/other.py": "Y = 2\n"}, 'title = "B"\nwhy = "b"\n')
-    # (``..`` is refused earlier still, as no name for the export's cache directory)
-    refused = r"git refuses the branch names of .*no branch was moved|holds `\.\.`"
-    with pytest.raises(ConfigError, match=refused):
-        case.export("aaa", bad_id)
-    assert case.git("for-each-ref", "refs/heads/patchkit/") == ""
+    case.git("config", "patchkit.branchPrefix", prefix)
+    with pytest.raises(ConfigError, match=r"git refuses the branch names of aaa .*no branch was"):
+        case.export("aaa")
+    assert case.git("for-each-ref", "refs/heads/") == case.git("for-each-ref", "refs/heads/main")
+
+
+def test_two_titles_that_make_one_branch_move_no_branch(tmp_path: Path) -> None:
+    case = Case(tmp_path, "vllm", {"pkg/mod.py": MOD, "pkg/other.py": "Y = 1\n"})
+    case.add("aaa", {"pkg/mod.py": MOD.replace("x + 1", "x + 2")}, 'title = "Fix f"\nwhy = "a"\n')
+    case.add("bbb", {"pkg/other.py": "Y = 2\n"}, 'title = "Fix: f!"\nwhy = "b"\n')
+    with pytest.raises(
+        ConfigError, match="aaa and bbb would both be exported to branch test/fix-f"
+    ):
+        case.export("aaa", "bbb")
+    assert case.git("for-each-ref", "refs/heads/test/") == ""
 
 
 def test_onto_that_looks_like_an_option_is_refused(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ def test_merged_named_patch_is_refused_naming_the_pr(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="PR #41233") as err:
         case.export("fix-f")
     assert err.value.exit_code == 2
-    assert case.git("branch", "--list", "patchkit/*") == ""
+    assert case.git("branch", "--list", "test/*") == ""
 
 
 def test_merged_patch_of_a_series_is_left_out_and_said(tmp_path: Path) -> None:

@@ -106,7 +106,7 @@ def test_a_test_diff_that_does_not_apply_stops_the_export(tmp_path: Path) -> Non
     report = case.export("fix-f", onto=case.base)  # onto another base: that patch stops alone
     (stopped,) = report.stopped  # and it says which part did not carry: the test
     assert stopped.startswith("fix-f: the upstream test of fix-f (")
-    assert report.exports == () and case.git("branch", "--list", "patchkit/*") == ""
+    assert report.exports == () and case.git("branch", "--list", "test/*") == ""
 
 
 def test_a_base_without_the_tests_says_what_is_missing_and_exports(tmp_path: Path) -> None:
