@@ -4,11 +4,9 @@ whose diff did not change is not rewritten."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-
-import tomlkit
 
 from patchkit.engine.difftext import FileDelta, unified_diff
 from patchkit.engine.series import Blobs, Overlay, run_series, touched_paths
@@ -16,7 +14,9 @@ from patchkit.errors import ConfigError, PatchFailed, TreeError, shown
 from patchkit.model import PatchKind, PatchMeta, PatchSet, UpstreamStatus
 from patchkit.ops.apply import series_applied, upstream_view
 from patchkit.ops.context import Project, blobs_for, open_checkout
+from patchkit.project.edits import appended_series, new_toml
 from patchkit.project.sets import ID_PATTERN, KIND_BY_SUFFIX, MANIFEST
+from patchkit.project.writer import project_lock, project_writes
 from patchkit.workspace.locks import writing
 from patchkit.workspace.state import AppliedPatch, FileRecord, State, StateStore
 from patchkit.workspace.tree import Tree, sha256
@@ -76,7 +76,7 @@ def record(
         raise ConfigError(f"{shown(patch_id)} is not a valid patch id (lowercase, digits, . _ -)")
     existing = next((p for p in series if p.id == patch_id), None)
     if existing is not None:
-        return _refresh(tree, series, existing, blobs, paths)
+        return _refresh(tree, series, existing, blobs, paths, _project_of(patch_set))
     patches_dir = patch_set.root / "patches"
     refuse_taken(patch_id, patch_set.patches, patches_dir)
     if not title or not why:
@@ -90,12 +90,34 @@ def record(
         raise TreeError(
             f"the edits in {tree.root} make no difference to the series; nothing written"
         )
-    patch_file = patches_dir / f"{patch_id}.patch"
-    patch_file.write_bytes(diff)
-    _write_meta(patches_dir / f"{patch_id}.toml", patch_id, tree.target, title, why, author)
-    _append_series(patch_set.root / MANIFEST, patch_id)
-    _note_applied(store, state, tree, patch_id, patch_set.name, diff, deltas)
+    meta = {"id": patch_id, "title": title, "target": tree.target, "why": why, "author": author}
+    patch_file = _write_new(
+        patch_set,
+        meta,
+        diff,
+        lambda: _note_applied(store, state, tree, patch_id, patch_set.name, diff, deltas),
+    )
     return RecordReport(patch_id, patch_file, tuple(d.path for d in deltas), True)
+
+
+def _write_new(
+    patch_set: PatchSet, meta: dict[str, str], diff: bytes, note: Callable[[], None]
+) -> Path:
+    """The new patch's file, its metadata and the set's series appended to, written together
+    with the checkout's state (``note``); all of them or none."""
+    patches_dir, manifest = patch_set.root / "patches", patch_set.root / MANIFEST
+    patch_file = patches_dir / f"{meta['id']}.patch"
+    with project_writes(_project_of(patch_set), command="record") as writes:
+        writes.put(patch_file, diff)
+        writes.put(patches_dir / f"{meta['id']}.toml", new_toml({**meta, "status": "local"}))
+        writes.put(manifest, appended_series(writes.read(manifest) or b"", [meta["id"]]))
+        writes.then(note)
+    return patch_file
+
+
+def _project_of(patch_set: PatchSet) -> Path:
+    """The project a set belongs to: sets live in ``<project>/patchsets/<name>``."""
+    return patch_set.root.parent.parent
 
 
 def _edits(
@@ -155,7 +177,12 @@ def _require_applied(tree: Tree, state: State | None, series: Sequence[PatchMeta
 
 
 def _refresh(
-    tree: Tree, series: Sequence[PatchMeta], meta: PatchMeta, blobs: Blobs, paths: Sequence[str]
+    tree: Tree,
+    series: Sequence[PatchMeta],
+    meta: PatchMeta,
+    blobs: Blobs,
+    paths: Sequence[str],
+    project: Path,
 ) -> RecordReport:
     if meta.kind is not PatchKind.DIFF:
         raise ConfigError(
@@ -175,30 +202,10 @@ def _refresh(
         raise TreeError(f"refreshing {meta.id} would leave an empty patch; nothing written")
     changed = diff != meta.file.read_bytes()
     if changed:
-        meta.file.write_bytes(diff)
-        _update_state_digest(tree, meta, diff, files)
+        with project_writes(project, command="record") as writes:
+            writes.put(meta.file, diff)
+            writes.then(lambda: _update_state_digest(tree, meta, diff, files))
     return RecordReport(meta.id, meta.file, tuple(files), changed)
-
-
-def _write_meta(path: Path, patch_id: str, target: str, title: str, why: str, author: str) -> None:
-    doc = tomlkit.document()
-    for key, value in (
-        ("id", patch_id),
-        ("title", title),
-        ("target", target),
-        ("why", why),
-        ("author", author),
-        ("status", "local"),
-    ):
-        doc[key] = value
-    path.write_text(tomlkit.dumps(doc))
-
-
-def _append_series(manifest: Path, patch_id: str) -> None:
-    doc = tomlkit.parse(manifest.read_text())
-    series = doc["patchset"]["series"]
-    series.append(patch_id)
-    manifest.write_text(tomlkit.dumps(doc))
 
 
 def _note_applied(
@@ -275,7 +282,7 @@ def record_target(
     patch_set = _set_for(project, target, series, patch_id, into)
     blobs = blobs_for(entry, tree)
     try:
-        with writing(tree, "record"):
+        with project_lock(project.root, command="record"), writing(tree, "record"):
             return record(
                 tree=tree,
                 patch_set=patch_set,

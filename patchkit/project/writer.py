@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from patchkit.cache import Cache
@@ -65,6 +65,7 @@ class ProjectWrites:
         self.root = root
         self._tree = project_tree(root)
         self._files: dict[str, bytes | None] = {}
+        self._then: list[Callable[[], object]] = []
 
     def put(self, path: Path, content: bytes | None) -> None:
         """Write ``content`` to ``path`` (a file of the project; None removes it)."""
@@ -75,16 +76,18 @@ class ProjectWrites:
         rel = self._rel(path)
         return self._files[rel] if rel in self._files else self._tree.read(rel)
 
-    @property
-    def paths(self) -> tuple[Path, ...]:
-        return tuple(self._tree.root / rel for rel in self._files)
+    def then(self, step: Callable[[], object]) -> None:
+        """Run ``step`` once the files are written, before the write counts (``record`` saves the
+        checkout's state with them); if it raises, every file is put back as it was."""
+        self._then.append(step)
 
     def commit(self, command: str) -> None:
-        """Write every file put so far, together (through the journal)."""
+        """Write every file put so far, together (through the journal), then the steps."""
         writes = [Write(rel, content) for rel, content in self._files.items()]
-        if writes:
-            txn_commit(self._tree, StateStore(self._tree.state_dir), writes, KEEP, command=command)
-        self._files = {}
+        steps, self._files, self._then = self._then, {}, []
+        if writes or steps:
+            store = StateStore(self._tree.state_dir)
+            txn_commit(self._tree, store, writes, KEEP, command=command, then=lambda: _run(steps))
 
     def _rel(self, path: Path) -> str:
         """``path`` relative to the project root; one outside it is refused, never written."""
@@ -94,6 +97,11 @@ class ProjectWrites:
         if rel == os.curdir or rel.split(os.sep, 1)[0] == os.pardir:
             raise UnsafePathError(f"{path}: is not a file of the project at {self.root}")
         return Path(rel).as_posix()
+
+
+def _run(steps: list[Callable[[], object]]) -> None:
+    for step in steps:
+        step()
 
 
 @contextlib.contextmanager

@@ -195,12 +195,15 @@ def commit(
     *,
     command: str = "apply",
     expected: Mapping[str, bytes | None] | None = None,
+    then: Callable[[], object] | None = None,
 ) -> None:
     """Apply ``writes`` and save ``state`` (``KEEP``: leave it; bytes: a state file as a recorded
     run wrote it), or leave every file as it was.
     ``expected``: files as the command read them when it computed the writes; one that differs
     now was changed meanwhile by someone else, and nothing is written (their edit would be
-    replaced, and lost from the state's originals)."""
+    replaced, and lost from the state's originals).
+    ``then``: run once every file is written, before the write counts (``record`` saves the
+    checkout's state with the project's files); if it raises, every file is put back."""
     writes = list(writes)
     _check_places(tree, writes)
     before = {w.path: (tree.read(w.path), tree.mode(w.path)) for w in writes}
@@ -209,6 +212,8 @@ def commit(
     done: list[str] = []
     try:
         _replace_all(tree, store, writes, state, done)
+        if then is not None:
+            then()
     except BaseException:
         for path in reversed(done):
             content, mode = before[path]
