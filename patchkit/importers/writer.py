@@ -5,24 +5,19 @@ that does not exist yet is created for the target."""
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import hashlib
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import tomlkit
-
-from patchkit.cache import Cache
 from patchkit.errors import ConfigError, shown
-from patchkit.gitrepo import locate_checkout
 from patchkit.importers.model import Meta, Origin
 from patchkit.importers.scripts import package_names
 from patchkit.importers.selfcheck import CheckTest, render
+from patchkit.project.edits import appended_series, new_toml
 from patchkit.project.sets import ID_PATTERN, MANIFEST
+from patchkit.project.writer import ProjectWrites
 from patchkit.tomlread import read_toml
 from patchkit.trust.names import author_line
 
@@ -45,27 +40,7 @@ class Entry:
     checks: tuple[CheckTest, ...] = ()  # the source's self-checks: written as its test
 
 
-@contextlib.contextmanager
-def writing(project: Path) -> Iterator[None]:
-    """One import at a time writes a project's patch sets: an advisory lock kept in the
-    project's git directory (so imports with different caches exclude each other, and the
-    working copy gets no lock file), or in the cache for a project that is no git checkout."""
-    key = hashlib.sha256(str(project.resolve()).encode()).hexdigest()[:16]
-    found = locate_checkout(project.resolve())
-    path = (
-        found[1] / f"patchkit-import-{key}.lock"
-        if found is not None
-        else Cache.current().lock(f"import-{key}.lock")
-    )
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def set_root(project: Path, name: str, target: str) -> Path:
+def set_root(project: Path, name: str, target: str, writes: ProjectWrites) -> Path:
     """The set ``name`` under ``project/patchsets``, made for ``target`` if it is new."""
     root = project / "patchsets" / name
     manifest = root / MANIFEST
@@ -79,20 +54,14 @@ def set_root(project: Path, name: str, target: str) -> Path:
         return root
     if not ID_PATTERN.match(name):
         raise ConfigError(f"{shown(name)} is not a valid set name (lowercase, digits, . _ -)")
-    (root / "patches").mkdir(parents=True, exist_ok=True)
-    doc = tomlkit.document()
-    table = tomlkit.table()
-    table.update(
-        {
-            "name": name,
-            "version": "0.1.0",
-            "description": f"Patches imported for {target} by `patchkit import`.",
-            "targets": [target],
-            "series": [],
-        }
-    )
-    doc["patchset"] = table
-    manifest.write_text(tomlkit.dumps(doc))
+    table = {
+        "name": name,
+        "version": "0.1.0",
+        "description": f"Patches imported for {target} by `patchkit import`.",
+        "targets": [target],
+        "series": [],
+    }
+    writes.put(manifest, new_toml({"patchset": table}))
     return root
 
 
@@ -119,20 +88,18 @@ def free_id(name: str, taken: set[str]) -> str:
     return candidate
 
 
-def write(root: Path, entry: Entry) -> Path:
+def write(root: Path, entry: Entry, writes: ProjectWrites) -> Path:
     """Write one patch (its diff, metadata and origin files); returns the diff's path."""
     patches = root / "patches"
     patch_file = patches / f"{entry.patch_id}.{'py' if entry.rewrite else 'patch'}"
-    patch_file.write_bytes(entry.rewrite.encode() if entry.rewrite else entry.diff)
-    (patches / f"{entry.patch_id}.toml").write_text(tomlkit.dumps(_meta_doc(entry)))
+    writes.put(patch_file, entry.rewrite.encode() if entry.rewrite else entry.diff)
+    writes.put(patches / f"{entry.patch_id}.toml", new_toml(_meta_doc(entry)))
     origin = root / "origin" / entry.patch_id
-    origin.mkdir(parents=True, exist_ok=True)
     for item in entry.origin:
-        (origin / item.name).write_bytes(item.content)
+        writes.put(origin / item.name, item.content)
     if entry.checks:
         test = root / test_node(entry.patch_id)
-        test.parent.mkdir(exist_ok=True)
-        test.write_bytes(render(entry.patch_id, entry.checks, _package(entry.target)))
+        writes.put(test, render(entry.patch_id, entry.checks, _package(entry.target)))
     return patch_file
 
 
@@ -145,10 +112,10 @@ def _package(target: str) -> str:
     return (package_names(target) or (target,))[0]
 
 
-def _meta_doc(entry: Entry) -> Any:
+def _meta_doc(entry: Entry) -> dict[str, Any]:
     meta = entry.meta
     why = meta.why or f"Imported from {entry.imported['source']} ({entry.imported['form']})."
-    doc = tomlkit.document()
+    doc: dict[str, Any] = {}
     doc.update(
         {
             "id": entry.patch_id,
@@ -172,15 +139,10 @@ def _meta_doc(entry: Entry) -> Any:
     if entry.rewrite:
         doc["files"] = list(entry.files)
     if entry.checks:  # the mod's self-checks, made the patch's test
-        tests = tomlkit.aot()
-        tests.append(
-            tomlkit.item({"where": "set", "node": test_node(entry.patch_id), "gpu": False})
-        )
-        doc["tests"] = tests
+        doc["tests"] = [{"where": "set", "node": test_node(entry.patch_id), "gpu": False}]
     if entry.pending:
         doc["history"] = {"pending": entry.pending}
-    imported = tomlkit.table()
-    imported.update(entry.imported)
+    imported: dict[str, Any] = dict(entry.imported)
     if meta.date:
         imported["date"] = meta.date
     if meta.author and not author_line(meta.author):
@@ -191,10 +153,6 @@ def _meta_doc(entry: Entry) -> Any:
     return doc
 
 
-def append_series(root: Path, ids: Sequence[str]) -> None:
+def append_series(root: Path, ids: Sequence[str], writes: ProjectWrites) -> None:
     manifest = root / MANIFEST
-    doc = tomlkit.parse(manifest.read_text())
-    series = doc["patchset"]["series"]
-    for patch_id in ids:
-        series.append(patch_id)
-    manifest.write_text(tomlkit.dumps(doc))
+    writes.put(manifest, appended_series(writes.read(manifest) or b"", ids))

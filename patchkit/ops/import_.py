@@ -22,6 +22,7 @@ from patchkit.importers.releases import Releases, from_index, from_repository
 from patchkit.importers.rewrite_out import offer
 from patchkit.model import LockEntry, Outcome, SourceKind
 from patchkit.ops.context import Project
+from patchkit.project.writer import ProjectWrites, project_writes
 from patchkit.trust.gitargs import check_rev
 from patchkit.trust.names import check_name
 
@@ -100,11 +101,11 @@ def import_patches(
         if own:
             releases.repo.close()
     root = project.root / "patchsets" / into
-    with writer.writing(project.root):
+    with project_writes(project.root, command="import") as writes:
         results = _named(project.root, _already(project.root, results))
         if not dry_run and any(r[3] is not None for r in results):
-            root = writer.set_root(project.root, into, entry.name)
-            results = _write(project.root, root, entry, results)
+            root = writer.set_root(project.root, into, entry.name, writes)
+            results = _write(root, entry, results, writes)
     lock = f"{entry.version} ({entry.commit})"
     patches = tuple(_report(c, found, carried, written) for c, found, carried, written in results)
     fetched = tuple(releases.fetched)
@@ -191,7 +192,9 @@ def _named(project: Path, results: list[_Result]) -> list[_Result]:
     return out
 
 
-def _write(project: Path, root: Path, entry: LockEntry, results: list[_Result]) -> list[_Result]:
+def _write(
+    root: Path, entry: LockEntry, results: list[_Result], writes: ProjectWrites
+) -> list[_Result]:
     out: list[_Result] = []
     ids = []
     for candidate, found, carried, name in results:
@@ -199,10 +202,10 @@ def _write(project: Path, root: Path, entry: LockEntry, results: list[_Result]) 
             out.append((candidate, found, carried, None))
             continue
         patch_id = name  # free in the project: see _named
-        writer.write(root, _entry(patch_id, entry, candidate, found, carried))
+        writer.write(root, _entry(patch_id, entry, candidate, found, carried), writes)
         ids.append(patch_id)
         out.append((candidate, found, carried, patch_id))
-    writer.append_series(root, ids)
+    writer.append_series(root, ids, writes)
     return out
 
 

@@ -11,7 +11,7 @@ import pytest
 import tomlkit
 
 from patchkit.cli import main
-from patchkit.importers import writer
+from patchkit.project import edits
 from patchkit.project.sets import load_patchset, read_toml
 from testing.builders import run_git
 from tests.conftest import dedent
@@ -300,7 +300,7 @@ class _SlowToml:
 def test_two_imports_into_one_set_at_once_both_land(
     releases3: Releases3, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(writer, "tomlkit", _SlowToml())
+    monkeypatch.setattr(edits, "tomlkit", _SlowToml())
     util = releases3.file_at("v1.2", "vllm/util.py")
     model = releases3.file_at("v1.2", "vllm/model.py")
     (tmp_path / "one.diff").write_text(
