@@ -264,6 +264,12 @@ class Outcome(str, enum.Enum):
     def ok(self) -> bool:
         return self in (Outcome.APPLIED, Outcome.CARRIED, Outcome.UPSTREAMED)
 
+    @property
+    def carried(self) -> bool:
+        """The patch's change is on the tree: it ended well, or upstream took part of it and
+        the rest is applied (the patches after it see its files)."""
+        return self.ok or self is Outcome.PARTLY_UPSTREAMED
+
 
 class Step(str, enum.Enum):
     EXACT = "exact"

@@ -22,13 +22,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from patchkit.engine.probe import series_at
 from patchkit.engine.rewrite import RewriteRun, run_rewrites
-from patchkit.engine.series import Blobs, Overlay, run_patch, touched_paths
+from patchkit.engine.series import Blobs, touched_paths
 from patchkit.errors import PatchkitError
 from patchkit.model import Outcome, PatchKind, PatchMeta, UpstreamStatus
 from patchkit.ops.context import load_project
-from patchkit.ops.rebase_run import HistoryFinder, carried
-from patchkit.upstream.history import History, Point, list_at, open_history, read_at
+from patchkit.upstream.history import History, Point, open_history
 
 
 @dataclass(frozen=True)
@@ -41,15 +41,14 @@ class Cell:
 def evaluate(
     history: History, point: Point, patches: Sequence[PatchMeta], blobs: Blobs
 ) -> dict[str, Cell]:
-    """Every patch at ``point``, in series order, each on the files the earlier ones left."""
+    """Every patch at ``point``, in series order, each on the files the earlier ones left (the
+    series a rebase runs, :func:`patchkit.engine.probe.series_at`)."""
     repo = history.repo
     commit = history.commit(point)
     old = history.commit(history.start())
-    overlay = Overlay(read_at(repo, commit), listing=list_at(repo, commit))
-    finder = HistoryFinder(repo, old, commit)
+    overlay, steps = series_at(history, history.start(), point, patches, blobs)
     cells = {}
-    for meta in patches:
-        result = run_patch(meta, overlay.read, blobs, overlay.lister, finder=finder)
+    for meta, result in zip(patches, steps, strict=True):
         outcome = result.outcome.value
         paths = sorted({c.path for c in result.changes} | set(_touched(meta)))
         if result.outcome is Outcome.APPLIED and repo.ls_tree(old, paths) != repo.ls_tree(
@@ -59,12 +58,9 @@ def evaluate(
         sites: tuple[str, ...] = ()
         if meta.kind is PatchKind.REWRITE:
             sites = _sites(run_rewrites(meta.file, overlay.read, overlay.lister))
-        ok = carried(result.outcome)
+        ok = result.outcome.carried
         note = "" if ok else result.message.splitlines()[0] if result.message else ""
         cells[meta.id] = Cell(outcome, sites, note)
-        if ok:
-            for change in result.changes:
-                overlay.put(change)
     return cells
 
 

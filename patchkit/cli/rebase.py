@@ -20,7 +20,7 @@ from patchkit.ops.rebase import abort_rebase, continue_rebase, rebase
 from patchkit.ops.rebase_conflicts import RebaseReport
 from patchkit.ops.rebase_pins import rebase_with_pins
 from patchkit.ops.rebase_report import stop_hint, tests_hint
-from patchkit.ops.rebase_run import CHANGED, carried
+from patchkit.ops.rebase_run import CHANGED
 from patchkit.project.lock import find_lock, load_lock
 
 _Done = TypeVar("_Done")
@@ -148,7 +148,7 @@ def _finish(args: argparse.Namespace, report: RebaseReport) -> int:
     if report.lock_moved:
         load_lock(find_lock(args.project.resolve()))  # a pin drift it made is said now, once
     if report.stopped:
-        stopped = [p for p in report.patches if not carried(p.outcome)]
+        stopped = [p for p in report.patches if not p.outcome.carried]
         raise RebaseStopped(
             f"rebase of {report.target} onto {report.onto} stopped at "
             f"{', '.join(f'{p.id} ({p.shown})' for p in stopped)}; report: {report.report}",

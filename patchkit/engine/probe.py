@@ -1,15 +1,37 @@
-"""Running a series at points of upstream history (bisection and the matrix): for one patch, only
-the earlier patches that share files with it."""
+"""The series at a point of upstream history: the one run a rebase makes on the new release,
+its bisection makes at the releases between, and the matrix makes per cell. The files are the
+point's, code moved since the base is followed, and a patch whose change is on the tree (also
+partly upstreamed) leaves its files for the next (:func:`~patchkit.engine.series.series_steps`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from patchkit.engine.series import Blobs, Overlay, run_series, touched_paths
+from patchkit.engine.series import Blobs, Given, Overlay, series_steps, touched_paths
 from patchkit.errors import PatchkitError
 from patchkit.model import Outcome, PatchMeta, PatchResult
-from patchkit.upstream.history import History, Point, list_at, read_at
+from patchkit.upstream.history import History, HistoryFinder, Point, list_at, modes_at, read_at
+
+
+def series_at(
+    history: History,
+    base: Point,
+    point: Point,
+    patches: Sequence[PatchMeta],
+    blobs: Blobs,
+    *,
+    explain: bool = False,
+    given: Given | None = None,
+) -> tuple[Overlay, Iterator[PatchResult]]:
+    """The overlay of ``point``'s files and the patches' results on it, one by one (each
+    yielded while the overlay holds the files as the earlier patches left them)."""
+    commit, repo = history.commit(point), history.repo
+    overlay = Overlay(read_at(repo, commit), modes_at(repo, commit), listing=list_at(repo, commit))
+    finder = HistoryFinder(repo, history.commit(base), commit)
+    steps = series_steps(patches, overlay, blobs, explain=explain, finder=finder, given=given)
+    return overlay, steps
 
 
 @dataclass
@@ -20,16 +42,15 @@ class Prober:
     history: History
     patches: Sequence[PatchMeta]
     blobs: Blobs
+    base: Point  # the locked point: moved code is followed from there
     runs: dict[str, dict[str, PatchResult]] = field(default_factory=dict)  # point -> results
 
     def outcome(self, point: Point, patch_id: str) -> Outcome:
         done = self.runs.setdefault(point.ref, {})
         if patch_id not in done:
-            commit = self.history.commit(point)
-            repo = self.history.repo
-            overlay = Overlay(read_at(repo, commit), listing=list_at(repo, commit))
             chain = chain_for(self.patches, patch_id)
-            for result in run_series(chain, overlay, self.blobs, stop_on_failure=False):
+            _, steps = series_at(self.history, self.base, point, chain, self.blobs)
+            for result in steps:
                 done[result.patch_id] = result
         return done[patch_id].outcome
 

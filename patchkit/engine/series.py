@@ -4,7 +4,7 @@ files as the patches before it left them. Nothing here writes to disk; ``apply``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -206,6 +206,9 @@ def run_patch(
         return PatchResult(meta.id, Outcome.FAILED, Step.NONE, message=str(exc))
 
 
+Given = Callable[[PatchMeta, Reader], PatchResult | None]  # a result known without running
+
+
 def run_series(
     patches: Sequence[PatchMeta],
     overlay: Overlay,
@@ -214,24 +217,48 @@ def run_series(
     stop_on_failure: bool = True,
     explain: bool = False,
 ) -> list[PatchResult]:
-    """Run patches in order on ``overlay`` (updated in place with each patch's changes)."""
+    """Run patches in order on ``overlay`` (updated in place with each patch's changes), for a
+    series written as it stands (apply, record, export): only a patch that ended well leaves
+    its files; a patch left out (``stop_on_failure=False``) leaves nothing."""
+    results = []
+    for result in series_steps(patches, overlay, blobs, explain=explain, whole=True):
+        results.append(result)
+        if stop_on_failure and not result.outcome.ok:
+            break
+    return results
+
+
+def series_steps(
+    patches: Sequence[PatchMeta],
+    overlay: Overlay,
+    blobs: Blobs,
+    *,
+    explain: bool = False,
+    finder: Finder | None = None,
+    given: Given | None = None,
+    whole: bool = False,
+) -> Iterator[PatchResult]:
+    """Each patch's result in series order, yielded while ``overlay`` still holds the files as
+    the earlier patches left them. Then a patch whose change is on the tree (``carried``:
+    ended well, or upstream took part of it and the rest applied) leaves its files for the
+    next; with ``whole``, only one that ended well. ``given`` answers for a patch whose result
+    is known (a person's fix); ``finder`` follows code moved upstream."""
     warm = _prewarm(patches, overlay.read, overlay.lister, overlay.fingerprinter)
     changed: set[str] = set()  # paths the patches run so far changed
-    results = []
     for index, meta in enumerate(patches):
         ready = warm.get(index)
-        if ready is not None and not any(ready[1](path) for path in changed):
+        result = given(meta, overlay.read) if given is not None else None
+        if result is None and ready is not None and not any(ready[1](p) for p in changed):
             result = ready[0]  # read from the cache before the series ran, and still so
-        else:
-            result = run_patch(meta, overlay.read, blobs, overlay.lister, explain=explain)
-        results.append(result)
-        if result.outcome.ok:
+        if result is None:
+            result = run_patch(
+                meta, overlay.read, blobs, overlay.lister, explain=explain, finder=finder
+            )
+        yield result
+        if result.outcome.ok or (result.outcome.carried and not whole):
             for change in result.changes:
                 overlay.put(change)
                 changed.update(p for p in (change.path, change.old_path) if p)
-        elif stop_on_failure:
-            break
-    return results
 
 
 # a rewrite patch's result read from the cache, and whether a change to a path could change it

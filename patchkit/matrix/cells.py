@@ -122,7 +122,7 @@ def compute_cell(job: CellJob) -> CellValue:
         blobs = Blobs([history.repo.path])
         try:
             with rewrite_cache.writes(False):  # nothing left in the cache but the releases
-                prober = Prober(history, metas, blobs)
+                prober = Prober(history, metas, blobs, job.base)
                 prober.outcome(job.point, job.patch_id)
             result = prober.runs[job.point.ref][job.patch_id]
             outcome = result.outcome

@@ -8,7 +8,6 @@ but ``applied``, ``carried`` or ``upstreamed`` nothing is written.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from patchkit.engine.series import Blobs, run_patch, touched_paths
 from patchkit.errors import ConfigError, SourceError, TreeError
 from patchkit.gitrepo import GitRepo, blob_id
 from patchkit.model import FileChange, Outcome, PatchKind, PatchMeta, PatchResult
+from patchkit.upstream.history import HistoryFinder
 from patchkit.upstream.refs import resolve_release_ref
 from patchkit.workspace.locks import writing
 from patchkit.workspace.state import StateStore
@@ -40,7 +40,7 @@ class PortReport:
     def succeeded(self) -> bool:
         """The change is in the tree: applied, carried, upstreamed, or what upstream had not
         taken applied over what it had."""
-        return self.outcome.ok or self.outcome is Outcome.PARTLY_UPSTREAMED
+        return self.outcome.carried
 
 
 class _BaseBlobs(Blobs):
@@ -58,24 +58,6 @@ class _BaseBlobs(Blobs):
             return found
         hits = [c for i, c in self._by_id.items() if i.startswith(sha)]
         return hits[0] if len(hits) == 1 else None
-
-
-@dataclass
-class _GitFinder:
-    """Where moved code went in the checkout: renames since the base commit, files holding a
-    scope's first line. Asked only when a file or a scope is gone."""
-
-    repo: GitRepo
-    base: str
-    _renames: dict[str, str] | None = None
-
-    def renamed(self, path: str) -> str | None:
-        if self._renames is None:
-            self._renames = self.repo.renames(self.base, "HEAD")
-        return self._renames.get(path)
-
-    def files_with(self, text: str, patterns: Sequence[str]) -> list[str]:
-        return self.repo.files_with(text, patterns)
 
 
 def port(
@@ -103,7 +85,7 @@ def _port(
         base = _resolve(repo, base_commit)
         base_files = repo.read_files(base, paths)
         blobs = _BaseBlobs(repo, base_files)
-        finder = _GitFinder(repo, base)
+        finder = HistoryFinder(repo, base)  # to the checkout's files as they are
         result = run_patch(meta, tree.read, blobs, explain=explain, finder=finder)
         paths = [*paths, *(c.path for c in result.changes if c.path not in paths)]
     outcome = _outcome(result, tree, base_files, paths)

@@ -41,7 +41,6 @@ from patchkit.ops.rebase_run import (
     CHANGED,
     Eval,
     Run,
-    carried,
     evaluate,
     fixes_from_worktree,
     judge_all,
@@ -175,7 +174,7 @@ def _close(run: Run, owns_history: bool) -> None:
 # -- finishing or stopping --------------------------------------------------------------------
 def _conclude(run: Run, state: RebaseState, evals: list[Eval]) -> RebaseReport:
     judged = judge_all(run, evals)
-    done = all(carried(p.outcome) for p in judged) or state.allow_pending
+    done = all(p.outcome.carried for p in judged) or state.allow_pending
     report = RebaseReport(
         target=run.entry.name,
         from_version=run.entry.version,
@@ -214,7 +213,7 @@ def _prove(
     series = [
         ev.meta
         for ev, p in zip(evals, report.patches, strict=True)
-        if carried(p.outcome) and p.outcome not in kept
+        if p.outcome.carried and p.outcome not in kept
     ]
     changed = [p.id for p in report.patches if p.outcome in CHANGED]
     return verify_carried(
@@ -230,7 +229,7 @@ def _prove(
 def _stop(run: Run, state: RebaseState, evals: list[Eval], report: RebaseReport) -> RebaseReport:
     """Keep the rebase for a person: the stopped patches' files in a worktree (none when it
     stopped for failing tests), its state and the report."""
-    stopped = [p.id for p in report.patches if not carried(p.outcome)]
+    stopped = [p.id for p in report.patches if not p.outcome.carried]
     files = [{**ev.before, **{c.path: c.content for c in ev.result.conflicted}} for ev in evals]
     kept = [f for f, ev in zip(files, evals, strict=True) if ev.meta.id in stopped]
     state = replace(state, stopped=stopped, found=run.found, points=run.points)

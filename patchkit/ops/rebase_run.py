@@ -5,18 +5,15 @@ upstreamed, or stopped, with the releases bisection names. Nothing here writes t
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from patchkit.engine.deltas import change_deltas
 from patchkit.engine.difftext import FileDelta, unified_diff
-from patchkit.engine.probe import Prober
-from patchkit.engine.relocate import Finder
-from patchkit.engine.series import Blobs, Overlay, run_patch, touched_paths
+from patchkit.engine.probe import Prober, series_at
+from patchkit.engine.series import Blobs, Reader, touched_paths
 from patchkit.errors import PatchkitError
-from patchkit.gitrepo import GitRepo
 from patchkit.model import LockEntry, Outcome, PatchKind, PatchMeta, PatchResult
 from patchkit.ops.context import Project
 from patchkit.ops.rebase_conflicts import (
@@ -27,7 +24,7 @@ from patchkit.ops.rebase_conflicts import (
     worktree_of,
 )
 from patchkit.rebase.bisect import trace_patch
-from patchkit.upstream.history import History, Point, list_at, read_at, same_files
+from patchkit.upstream.history import History, Point, same_files
 from patchkit.workspace.tree import Tree
 
 MANUAL = "manual"  # the step of a patch a person fixed in the worktree
@@ -46,7 +43,6 @@ class Run:
     old: Point
     new: Point
     directory: Path
-    finder: Finder | None = None  # where moved code went between the old and new upstream
     found: dict[str, Bisected] = field(default_factory=dict)
     points: int = 0
     explain: bool = False  # name each hunk's scope path (parses files placement did not need)
@@ -65,66 +61,26 @@ class Eval:
     manual: bool = False  # a person fixed it in the worktree (--continue)
 
 
-def carried(outcome: Outcome) -> bool:
-    """The patch's change is on the new upstream: applied, carried, upstreamed, or what
-    upstream had not taken carried over what it had (the refreshed patch holds the rest)."""
-    return outcome.ok or outcome is Outcome.PARTLY_UPSTREAMED
-
-
-@dataclass
-class HistoryFinder:
-    """Where moved code went between the pinned and the new upstream commit: git's renames,
-    files of the new commit holding a scope's first line. Asked only when a file or a scope
-    is gone."""
-
-    repo: GitRepo
-    old: str
-    new: str
-    _renames: dict[str, str] | None = None
-
-    def renamed(self, path: str) -> str | None:
-        if self._renames is None:
-            self._renames = self.repo.renames(self.old, self.new)
-        return self._renames.get(path)
-
-    def files_with(self, text: str, patterns: Sequence[str]) -> list[str]:
-        return self.repo.files_with(text, patterns, rev=self.new)
-
-
 # -- running the series on the new upstream ---------------------------------------------------
 def evaluate(run: Run, manual: dict[str, dict[str, bytes | None]]) -> list[Eval]:
-    commit = run.history.commit(run.new)
-    repo = run.history.repo
-    overlay = Overlay(read_at(repo, commit), _modes_at(repo, commit), listing=list_at(repo, commit))
-    finder = HistoryFinder(repo, run.history.commit(run.old), commit)
+    """Every patch on the new upstream, as bisection runs them at the releases between."""
+
+    def fixed(meta: PatchMeta, read: Reader) -> PatchResult | None:
+        if meta.id not in manual:
+            return None
+        return manual_result(meta.id, {p: read(p) for p in patch_paths(meta)}, manual[meta.id])
+
+    overlay, steps = series_at(
+        run.history, run.old, run.new, run.patches, run.blobs, explain=run.explain, given=fixed
+    )
     evals = []
-    for meta in run.patches:
+    for meta, result in zip(run.patches, steps, strict=True):
         before = {p: overlay.read(p) for p in patch_paths(meta)}
-        if meta.id in manual:
-            result = manual_result(meta.id, before, manual[meta.id])
-        else:
-            result = run_patch(
-                meta, overlay.read, run.blobs, overlay.lister, explain=run.explain, finder=finder
-            )
         for change in result.changes:  # a rewrite may find its code moved to other files
             before.setdefault(change.path, overlay.read(change.path))
         deltas = tuple(change_deltas(result.changes, overlay))
         evals.append(Eval(meta, result, deltas, before, meta.id in manual))
-        if carried(result.outcome):
-            for change in result.changes:
-                overlay.put(change)
     return evals
-
-
-def _modes_at(repo: GitRepo, commit: str) -> Callable[[str], int | None]:
-    """File modes of ``commit`` (regular files; None for others and for missing paths)."""
-
-    @functools.cache
-    def mode(path: str) -> int | None:
-        found = repo.ls_tree(commit, [path]).get(path)
-        return int(found[0], 8) if found and found[0] in ("100644", "100755") else None
-
-    return mode
 
 
 def patch_paths(meta: PatchMeta) -> list[str]:
@@ -155,7 +111,7 @@ def _judge(run: Run, ev: Eval, prober: Callable[[], Prober]) -> PatchRebase:
     step = MANUAL if ev.manual else result.step.value
     found = _bisected(run, ev.meta.id, outcome, prober)
     details, message = result.details, result.message
-    absorbed = found.outcome == Outcome.UPSTREAMED.value and not carried(outcome)
+    absorbed = found.outcome == Outcome.UPSTREAMED.value and not outcome.carried
     if absorbed:
         # Never retired from history alone: upstream may have dropped the fix again.
         message = absorbed_message(ev.meta.id, found)
@@ -226,7 +182,7 @@ def judge_all(run: Run, evals: Sequence[Eval]) -> list[PatchRebase]:
 
     def prober() -> Prober:
         if not cache:
-            cache.append(Prober(run.history, run.patches, run.blobs))
+            cache.append(Prober(run.history, run.patches, run.blobs, run.old))
         return cache[0]
 
     judged = [_judge(run, ev, prober) for ev in evals]
