@@ -17,11 +17,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import tomlkit
-
 from patchkit.errors import ConfigError, GitError, SourceError
 from patchkit.gitrepo import GitRepo
 from patchkit.model import LockEntry
+from patchkit.project.edits import with_pr
+from patchkit.project.sets import project_of
+from patchkit.project.writer import project_writes
 from patchkit.upstream.github import Gh
 
 if TYPE_CHECKING:
@@ -226,11 +227,5 @@ def _open_pr(
 
 def record_pr(meta_file: Path, url: str) -> None:
     """Add ``url`` to the patch's ``prs`` and mark it forwarded, keeping the file's comments."""
-    doc = tomlkit.parse(meta_file.read_text())
-    prs = doc.get("prs")
-    if prs is None:
-        doc["prs"] = prs = tomlkit.array()
-    if url not in prs:
-        prs.append(url)
-    doc["status"] = "forwarded"
-    meta_file.write_text(tomlkit.dumps(doc))
+    with project_writes(project_of(meta_file), command="export-pr") as writes:
+        writes.put(meta_file, with_pr(writes.read(meta_file) or b"", url))

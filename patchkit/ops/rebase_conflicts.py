@@ -16,8 +16,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import tomlkit
-
 from patchkit.cache import Cache
 from patchkit.errors import ConfigError, RebaseStopped
 from patchkit.gitrepo import GitRepo
@@ -30,6 +28,7 @@ from patchkit.model import (
     Placement,
     Step,
 )
+from patchkit.project.edits import with_history
 from patchkit.upstream.history import Point
 from patchkit.workspace.tree import Tree, write_file
 
@@ -233,23 +232,16 @@ def manual_result(
 def meta_text(meta: PatchMeta, patch: PatchRebase, label: str) -> str | None:
     """The patch's metadata with its new history (tomlkit: comments and layout kept); None if
     nothing changes."""
-    original = meta.meta_file.read_text()
-    doc = tomlkit.parse(original)
-    history = doc.get("history")
-    if history is None:
-        history = tomlkit.table()
-        doc["history"] = history
-    if patch.outcome is Outcome.UPSTREAMED:
-        doc["status"] = "merged"
-        doc["merged_in"] = patch.absorbed_by or label
+    history = {}
     if patch.absorbed_by:
         partly = patch.outcome is Outcome.PARTLY_UPSTREAMED
         history["partly_absorbed_by" if partly else "absorbed_by"] = patch.absorbed_by
     if patch.broken_by:
         history["broken_by"] = patch.broken_by
-    if not patch.outcome.ok and patch.outcome is not Outcome.PARTLY_UPSTREAMED:
-        history["pending"] = f"{patch.outcome.value} on {label}"
-    elif "pending" in history:
-        del history["pending"]
-    text = tomlkit.dumps(doc)
-    return text if text != original else None
+    stopped = not patch.outcome.ok and patch.outcome is not Outcome.PARTLY_UPSTREAMED
+    return with_history(
+        meta.meta_file.read_text(),
+        merged_in=(patch.absorbed_by or label) if patch.outcome is Outcome.UPSTREAMED else None,
+        history=history,
+        pending=f"{patch.outcome.value} on {label}" if stopped else None,
+    )

@@ -13,11 +13,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import tomlkit
-from tomlkit.items import Table
-
 from patchkit.errors import ConfigError
 from patchkit.ops.context import Project
+from patchkit.project.edits import retired
 from patchkit.project.writer import project_writes
 
 _VERSION = re.compile(r"v?[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}")
@@ -43,29 +41,10 @@ def retire(
     url = _pr_url(pr, project.entry(meta.target).repository) if pr is not None else None
     with project_writes(project.root, command="retire") as writes:
         original = meta.meta_file.read_text()
-        text = retired_text(original, version, url)
+        text = retired(original, version, url)
         if text != original:
             writes.put(meta.meta_file, text.encode())
     return RetireReport(patch_id, meta.meta_file, version, url, text != original)
-
-
-def retired_text(original: str, version: str, url: str | None) -> str:
-    """The metadata text with the patch retired (layout and comments kept)."""
-    doc = tomlkit.parse(original)
-    doc["status"] = "merged"
-    doc["merged_in"] = version
-    history = doc.get("history")
-    if isinstance(history, Table) and "pending" in history:
-        del history["pending"]
-    upstream = doc.get("upstream")
-    if url is not None:
-        if not isinstance(upstream, Table):
-            upstream = tomlkit.table()
-            doc["upstream"] = upstream
-        upstream["pr"] = url
-    if isinstance(upstream, Table) and upstream.get("pr"):
-        upstream["state"] = "merged"  # a state other than none needs a PR: only with one
-    return tomlkit.dumps(doc)
 
 
 def _version(value: str) -> str:

@@ -11,11 +11,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import tomlkit
-
 from patchkit.errors import ConfigError, PatchkitError
 from patchkit.model import PatchMeta, UpstreamPr
 from patchkit.ops.context import Project
+from patchkit.project.edits import with_upstream
+from patchkit.project.writer import project_writes
 from patchkit.upstream.duplicates import LOGIN, Found, decide, search
 from patchkit.upstream.github import Gh, slug
 
@@ -48,20 +48,6 @@ def _table(up: UpstreamPr) -> dict[str, Any]:
         "ours": up.ours,
         "related": related or None,
     }
-
-
-def _plain(value: Any) -> Any:
-    """A tomlkit value as plain Python (to compare with what is wanted)."""
-    return value.unwrap() if hasattr(value, "unwrap") else value
-
-
-def _related_array(items: list[dict[str, str]]) -> Any:
-    array = tomlkit.array()
-    for item in items:
-        inline = tomlkit.inline_table()
-        inline.update(item)
-        array.append(inline)
-    return array.multiline(True)
 
 
 def _json(check: PatchCheck) -> dict[str, Any]:
@@ -126,31 +112,18 @@ def check_patch(
     repository = slug(project.entry(meta.target).repository)
     found = search(gh, repository, meta)
     after = decide(found, day, meta.upstream, me)
-    written = write and write_upstream(meta.meta_file, after)
+    written = write and write_upstream(project.root, meta.meta_file, after)
     return PatchCheck(meta.id, repository, meta.upstream, after, tuple(found), written)
 
 
-def write_upstream(meta_file: Path, up: UpstreamPr) -> bool:
+def write_upstream(root: Path, meta_file: Path, up: UpstreamPr) -> bool:
     """Set ``[upstream]`` of a patch's metadata to ``up``, keeping the file's comments and
-    layout; False when it already said so."""
-    doc = tomlkit.parse(meta_file.read_text())
-    table = doc.get("upstream")
-    if table is None:
-        doc["upstream"] = table = tomlkit.table()
-    wanted = _table(up)
-    if all(_plain(table.get(key)) == value for key, value in wanted.items()):
-        return False
-    for key, value in wanted.items():
-        if value is None or value == []:
-            table.pop(key, None)
-        elif key == "related":
-            table[key] = _related_array(value)
-        else:
-            table[key] = value
-    tmp = meta_file.with_name(f".{meta_file.name}.tmp")
-    tmp.write_text(tomlkit.dumps(doc))
-    tmp.replace(meta_file)
-    return True
+    layout (through the project writer); False when it already said so."""
+    with project_writes(root, command="upstream-check") as writes:
+        text = with_upstream(writes.read(meta_file) or b"", _table(up))
+        if text is not None:
+            writes.put(meta_file, text)
+    return text is not None
 
 
 def refreshed(meta: PatchMeta, report: UpstreamCheckReport) -> PatchMeta:

@@ -36,6 +36,15 @@ ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 KIND_BY_SUFFIX = {".patch": PatchKind.DIFF, ".diff": PatchKind.DIFF, ".py": PatchKind.REWRITE}
 
 
+def project_of(meta_file: Path) -> Path:
+    """The project a patch's metadata belongs to: ``<project>/patchsets/<set>/patches/<id>.toml``."""
+    if meta_file.parent.name != "patches" or meta_file.parents[2].name != "patchsets":
+        raise ConfigError(
+            f"{meta_file}: is not a patch's metadata in a project (patchsets/<set>/patches/)"
+        )
+    return meta_file.parents[3]
+
+
 def _capability(text: Any, where: str, path: Path) -> tuple[int, int] | None:
     if text in (None, ""):
         return None

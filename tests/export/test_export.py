@@ -474,7 +474,8 @@ def test_open_without_gh_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_record_pr_is_idempotent(tmp_path: Path) -> None:
-    meta = tmp_path / "p.toml"
+    meta = tmp_path / "patchsets" / "s" / "patches" / "p.toml"
+    meta.parent.mkdir(parents=True)
     meta.write_text('id = "p"  # keep me\nprs = []\n\n[pr]\nscope = "fix"\n')
     record_pr(meta, "https://x/pull/1")
     record_pr(meta, "https://x/pull/1")
