@@ -168,6 +168,8 @@ class UpstreamPr:
     author: str | None = None  # the PR's author (a GitHub login), as the check found it
     ours: bool | None = None  # whether that author is the exporter (None: not known)
     related: tuple[RelatedPr, ...] = ()  # other PRs in the same files and code
+    merge_commit: str | None = None  # the PR's merge commit upstream (an imported merged PR)
+    released_in: str | None = None  # the first release that has it, where that is known
 
     @property
     def number(self) -> str | None:

@@ -136,6 +136,7 @@ _STATE_STYLE = {  # by ``PatchState`` value: rendering needs no status engine (p
     "outdated": "yellow",
     "retired": "blue",
     "pending": "red",
+    "absorbed": "blue",
 }
 
 
@@ -223,6 +224,7 @@ def status_table(report: StatusReport) -> Table | str:
         name = literal(p.id) + (" (opt-in)" if p.optional else "")
         state = f"[{style}]{p.state.value}[/]" if style else p.state.value
         state += "\n[red]slower[/]" if p.slower else ""
+        state += f"\n{literal(p.absorbed_by)}" if p.absorbed_by else ""
         row = [name, literal(p.set_name), p.kind, state, literal("\n".join(p.files)), p.verified]
         rows.append((*row, *([p.speed] * speed)))
     columns = ("patch", "set", "kind", "state", "files", "verified", *(["speed"] * speed))

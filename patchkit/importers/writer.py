@@ -135,6 +135,8 @@ def _meta_doc(entry: Entry) -> dict[str, Any]:
         upstream = {"pr": meta.prs[0], "state": meta.fields["PR-State"]}
         if meta.fields.get("PR-Author"):
             upstream["author"] = meta.fields["PR-Author"]  # whose PR: upstream-check says if ours
+        if re.fullmatch(r"[0-9a-f]{40}", meta.fields.get("Merge-Commit", "")):
+            upstream["merge_commit"] = meta.fields["Merge-Commit"]  # status retires it by this
         doc["upstream"] = upstream
     if entry.rewrite:
         doc["files"] = list(entry.files)

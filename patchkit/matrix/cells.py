@@ -29,6 +29,8 @@ from patchkit.engine.probe import Prober
 from patchkit.engine.series import Blobs, touched_paths
 from patchkit.model import LockEntry, Outcome, PatchMeta, PatchResult, SourceKind
 from patchkit.project import sets
+from patchkit.upstream import absorbed as absorbed_module
+from patchkit.upstream.absorbed import Absorbed, absorbed
 from patchkit.upstream.history import History, IndexHistory, Point, open_history, same_files
 from patchkit.upstream.sources import ReleaseStore, package_of
 from patchkit.workspace.tree import sha256
@@ -108,7 +110,7 @@ def _judges() -> str:
     """This module, the data model and the set reader: outside the engine, they still decide
     what a cell says (applied or carried, the detail kept)."""
     digest = hashlib.sha256()
-    for module in (__file__, model.__file__, sets.__file__):
+    for module in (__file__, model.__file__, sets.__file__, absorbed_module.__file__):
         digest.update(Path(module).read_bytes())
     return digest.hexdigest()[:16]
 
@@ -129,10 +131,22 @@ def compute_cell(job: CellJob) -> CellValue:
             paths = _paths(metas[-1])
             if outcome is Outcome.APPLIED and not same_files(history.repo, base, commit, paths):
                 outcome = Outcome.CARRIED
+            pr = _pr_in(metas[-1], history, job.point, commit)
         finally:
             blobs.close()
     seconds = round(time.perf_counter() - start, 3)
+    if pr is not None:  # the release has the PR it carries, by its merge: absorbed, whatever
+        detail = {**result_detail(result), "absorbed": pr.describe(), "engine": outcome.value}
+        return CellValue(Outcome.UPSTREAMED.value, "merge-commit", detail, seconds)
     return CellValue(outcome.value, result.step.value, result_detail(result), seconds)
+
+
+def _pr_in(meta: PatchMeta, history: History, point: Point, commit: str) -> Absorbed | None:
+    """The PR the patch carries, when this release has it by its merge (``upstream.absorbed``)."""
+    if not (meta.upstream.merge_commit or meta.upstream.released_in):
+        return None
+    version = history.version(point)
+    return absorbed(meta.upstream, repo=history.repo, commit=commit, version=version)
 
 
 def _paths(meta: PatchMeta) -> list[str]:

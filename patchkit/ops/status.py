@@ -12,6 +12,7 @@ from patchkit.model import LockEntry, PatchMeta, UpstreamStatus
 from patchkit.ops.context import CACHED, Project, Where, open_tree
 from patchkit.project.sets import patch_digest
 from patchkit.targets import commits_match
+from patchkit.upstream.absorbed import absorbed, history_repo
 from patchkit.workspace.locks import reading
 from patchkit.workspace.state import State, StateStore
 from patchkit.workspace.tree import Tree, sha256
@@ -32,6 +33,7 @@ class PatchState(str, enum.Enum):
     UPSTREAMED = "upstreamed"  # recorded as already present upstream when applied
     RETIRED = "retired"  # upstream merged it (status = "merged"); no longer applied
     PENDING = "pending"  # a rebase moved the lock past it (--allow-pending): fix it first
+    ABSORBED = "absorbed"  # the locked upstream has the PR it carries (by its merge commit)
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ class PatchStatus:
     verified: str = "never"  # the last verification, where it ran, and whether it is stale
     speed: str = ""  # the latest benchmark figures per GPU kind (``verify --bench``)
     slower: bool = False  # the latest figures on some GPU kind show a regression
+    absorbed_by: str = ""  # "absorbed by PR #N (its merge commit ... is in 0.20.0)"
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,7 @@ class StatusReport:
                     "verified": p.verified,
                     "speed": p.speed,
                     "slower": p.slower,
+                    "absorbed_by": p.absorbed_by,
                 }
                 for p in self.patches
             ],
@@ -167,6 +171,27 @@ def _with_records(
     return tuple(out)
 
 
+def _with_absorbed(
+    rows: Sequence[PatchStatus], patches: Sequence[PatchMeta], entry: LockEntry
+) -> tuple[PatchStatus, ...]:
+    """Each row whose carried PR the locked upstream has (``upstream.absorbed``) said so."""
+    if not any(m.upstream.merge_commit or m.upstream.released_in for m in patches):
+        return tuple(rows)
+    repo = history_repo(entry)
+    try:
+        found = [
+            absorbed(m.upstream, repo=repo, commit=entry.commit, version=entry.version)
+            for m in patches
+        ]
+    finally:
+        if repo is not None:
+            repo.close()
+    return tuple(
+        replace(row, state=PatchState.ABSORBED, absorbed_by=a.describe()) if a else row
+        for row, a in zip(rows, found, strict=True)
+    )
+
+
 def status(
     *, tree: Tree, patches: Sequence[PatchMeta], entry: LockEntry | None = None
 ) -> StatusReport:
@@ -178,7 +203,7 @@ def status(
         rows = tuple(_one(read, state, meta) for meta in patches)
         commit = tree_commit(tree)
     if entry is not None:
-        rows = _with_records(rows, patches, entry)
+        rows = _with_records(_with_absorbed(rows, patches, entry), patches, entry)
     return StatusReport(
         tree.target, commit, str(tree.root), rows, journal.describe() if journal else None
     )

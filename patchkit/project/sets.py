@@ -166,17 +166,20 @@ def _files(meta: Table, kind: PatchKind) -> tuple[str, ...]:
 
 DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 PR_URL = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/pull/\d+$")
+COMMIT = re.compile(r"^[0-9a-f]{40}$")
+VERSION = re.compile(r"^[0-9][0-9A-Za-z.+-]{0,63}$")
 LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")
 
 
 def _upstream(meta: Table) -> UpstreamPr:
     """``[upstream] pr = URL, state = "none|open|merged|closed", checked = "YYYY-MM-DD"``."""
     table, path = meta.table("upstream", what=" (pr, state, checked)").raw, meta.path
-    unknown = sorted(set(table) - {"pr", "state", "checked", "author", "ours", "related"})
+    keys = {"pr", "state", "checked", "author", "ours", "related", "merge_commit", "released_in"}
+    unknown = sorted(set(table) - keys)
     if unknown:
         raise ConfigError(
             f"{path}: [upstream] has unknown keys {unknown}: use pr, state, checked, author, "
-            "ours, related"
+            "ours, related, merge_commit, released_in"
         )
     try:
         state = PrState(table.get("state", "none"))
@@ -202,7 +205,17 @@ def _upstream(meta: Table) -> UpstreamPr:
     if ours is not None and not isinstance(ours, bool):
         raise ConfigError(f"{path}: [upstream] ours must be true or false")
     related = tuple(_related(item, path) for item in _items(table.get("related", []), path))
-    return UpstreamPr(pr, state, checked, author, ours, related)
+    return UpstreamPr(pr, state, checked, author, ours, related, *_merged(table, path))
+
+
+def _merged(table: dict[str, Any], path: Path) -> tuple[str | None, str | None]:
+    """``merge_commit`` (a full commit id) and ``released_in`` (a version) of a merged PR."""
+    commit, release = table.get("merge_commit") or None, table.get("released_in") or None
+    if commit is not None and not (isinstance(commit, str) and COMMIT.match(commit)):
+        raise ConfigError(f"{path}: [upstream] merge_commit {commit!r} must be a commit id")
+    if release is not None and not (isinstance(release, str) and VERSION.match(release)):
+        raise ConfigError(f"{path}: [upstream] released_in {release!r} must be a version")
+    return commit, release
 
 
 def _items(value: object, path: Path) -> list[dict[str, Any]]:

@@ -37,7 +37,8 @@ def test_a_pull_request_is_imported_with_its_state_and_merge_commit(
     meta = tomlkit.parse((releases3.set_dir() / "patches" / "pr59958.toml").read_text()).unwrap()
     assert meta["title"] == "[Bugfix] Fix util on GB10" and meta["why"] == "Why it breaks."
     assert meta["upstream"] == {"pr": "https://github.com/vllm-project/vllm/pull/59958",
-                                "state": "merged", "author": "someone"}  # fmt: skip
+                                "state": "merged", "author": "someone",
+                                "merge_commit": "ab" * 20}  # fmt: skip
     assert meta["imported"]["fields"]["Merge-Commit"] == "ab" * 20
     calls = gh.calls()
     assert ["pr", "diff", "59958", "--repo", "vllm-project/vllm"] in calls
