@@ -16,7 +16,7 @@ from patchkit.ops.context import CACHED, Project, Where, blobs_for, open_tree
 from patchkit.project.lock import tree_pin_problems
 from patchkit.project.sets import patch_digest
 from patchkit.targets import commits_match, pinned_versions
-from patchkit.workspace.installed import prebuilt_kernels
+from patchkit.workspace.installed import InstalledTree, prebuilt_kernels
 from patchkit.workspace.locks import writing
 from patchkit.workspace.state import AppliedPatch, FileRecord, State, StateStore
 from patchkit.workspace.tree import Tree, sha256
@@ -195,7 +195,7 @@ def _check_clean(tree: Tree, state: State | None, patches: Sequence[PatchMeta]) 
     dirty = changed_files(tree, sorted(p for p in touched if p not in ours and tree.holds(p)))
     if not dirty:
         return
-    if tree.kind == "installed":
+    if isinstance(tree, InstalledTree):
         raise TreeError(
             f"files modified since install (their sha256 differs from RECORD): "
             f"{', '.join(dirty)} ({tree.root})",
@@ -380,7 +380,7 @@ def apply_target(
     patches = project.patches(target, include=(*include, *kept))
     warnings = _warnings(project, tree, kept)
     skipped: list[NotApplicable] = []
-    if tree.kind == "installed":
+    if isinstance(tree, InstalledTree):
         patches, skipped = split_applicable(tree, patches)
     blobs = blobs_for(entry, tree)
     try:
@@ -427,5 +427,5 @@ def remembered_opt_ins(
 
 def pin_warnings(project: Project, tree: Tree) -> list[str]:
     """Where the tree's own requirements pin another target at a version the lock does not."""
-    pins = pinned_versions(tree.root, tree.target) if tree.kind == "checkout" else {}
+    pins = pinned_versions(tree.root, tree.target) if not isinstance(tree, InstalledTree) else {}
     return tree_pin_problems(project.lock, tree.target, pins)

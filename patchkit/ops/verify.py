@@ -42,6 +42,7 @@ from patchkit.verification.run import (
     to_record,
     verify_patch,
 )
+from patchkit.workspace.installed import InstalledTree
 from patchkit.workspace.tree import Tree
 from patchkit.workspace.treecheck import tree_commit
 
@@ -169,7 +170,7 @@ def verify_applied(
             python=python,
             environment=environment,
             tree_commit=tree_commit(tree),
-            has_upstream_tests=tree.kind != "installed",
+            has_upstream_tests=not isinstance(tree, InstalledTree),
             record=record,
             tracked=tracked,
             timeout_s=timeout_s,
@@ -256,7 +257,7 @@ def verify_target(
             runner=LocalRunner(),
             python=python,
             tree_commit=tree_commit(tree),
-            has_upstream_tests=tree.kind != "installed",
+            has_upstream_tests=not isinstance(tree, InstalledTree),
             record=record,
             tracked=tracked,
             timeout_s=timeout_s,

@@ -21,6 +21,7 @@ from patchkit.model import PatchMeta
 from patchkit.verification.bench_run import bench_patch
 from patchkit.verification.environment import Environment
 from patchkit.verification.records import BenchRecord
+from patchkit.workspace.installed import InstalledTree
 from patchkit.workspace.tree import Tree
 
 Bench = Callable[[PatchMeta], tuple[BenchRecord, ...]]
@@ -32,7 +33,7 @@ def unpatched_tree(tree: Tree | None, baseline: Path | None) -> Iterator[Path]:
     if baseline is not None:
         yield baseline.resolve()
         return
-    if tree is None or tree.kind != "checkout" or not is_repo(tree.root):
+    if tree is None or isinstance(tree, InstalledTree) or not is_repo(tree.root):
         raise TreeError(
             f"no unpatched tree to compare {tree.root if tree else 'the tree'} with",
             hint="give --baseline DIR: an unpatched checkout (or install) of the same release",

@@ -27,6 +27,7 @@ from patchkit.ops.status import StatusReport
 from patchkit.targets import profile
 from patchkit.verification.records import records_path
 from patchkit.workspace import replay
+from patchkit.workspace.installed import InstalledTree
 from patchkit.workspace.state import StateStore
 from patchkit.workspace.tree import Tree, checkout_tree, sha256
 from patchkit.workspace.txn import Write, journal_path
@@ -95,7 +96,7 @@ def record_apply(
     report, tree, trace = done.report, done.tree, done.report.trace
     if trace is None or trace.state is None or trace.state_before is not None:
         return False  # a no-op, or applied over earlier changes: nothing to replay
-    if report.recovered is not None or tree.kind != "checkout":
+    if report.recovered is not None or isinstance(tree, InstalledTree):
         return False
     store = StateStore(tree.state_dir)
     state_bytes = replay.read(str(store.file))

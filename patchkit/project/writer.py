@@ -28,7 +28,7 @@ from patchkit.errors import UnsafePathError
 from patchkit.gitrepo import locate_checkout
 from patchkit.workspace.locks import writing
 from patchkit.workspace.state import StateStore
-from patchkit.workspace.tree import Tree
+from patchkit.workspace.tree import ProjectTree, Tree
 from patchkit.workspace.txn import KEEP, Write, recover
 from patchkit.workspace.txn import commit as txn_commit
 
@@ -44,7 +44,7 @@ def project_tree(root: Path) -> Tree:
         if found is not None
         else Cache.current().rebase(f"project-{digest}")
     )
-    return Tree(root, state, "project", kind="project")
+    return ProjectTree(root, state, "project")
 
 
 @contextlib.contextmanager

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import ClassVar
 
 from patchkit.errors import TreeError
 from patchkit.model import LockEntry
@@ -26,10 +27,7 @@ from patchkit.workspace.distribution import Distribution, find_distribution, saf
 from patchkit.workspace.distribution import InstalledError as InstalledError
 from patchkit.workspace.state import StateStore
 from patchkit.workspace.tree import Tree, sha256
-from patchkit.workspace.treecheck import register
-from patchkit.workspace.txn import register_post_write
 
-KIND = "installed"
 log = logging.getLogger("patchkit.workspace.installed")
 
 
@@ -37,8 +35,12 @@ log = logging.getLogger("patchkit.workspace.installed")
 class InstalledTree(Tree):
     """A Tree over site-packages that remembers the distribution's RECORD."""
 
+    kind: ClassVar[str] = "installed"
     dist: Distribution | None = None
     profile: TargetProfile | None = field(default=None, repr=False)
+
+    def written(self, paths: Sequence[str]) -> None:
+        invalidate_pycache(self, paths)
 
 
 # --- the tree ----------------------------------------------------------------------------------
@@ -83,7 +85,6 @@ def open_installed(entry: LockEntry, python: Path | None) -> Tree:
         root=dist.location,
         state_dir=state_dir_for(dist),
         target=entry.name,
-        kind=KIND,
         mapper=_mapper(prof, dist),
         dist=dist,
         profile=prof,
@@ -101,7 +102,7 @@ def prebuilt_kernels(tree: Tree) -> str | None:
     """A warning when the installed target also has prebuilt kernels, so patched sources (CUDA
     headers) may never be compiled; None when there are none."""
     known = _PREBUILT.get(tree.target)
-    if tree.kind != KIND or known is None:
+    if not isinstance(tree, InstalledTree) or known is None:
         return None
     module, dist, aot = known
     found = [p.name for p in tree.root.glob(f"{module}-*.dist-info")]
@@ -122,7 +123,7 @@ def prebuilt_kernels(tree: Tree) -> str | None:
     return None
 
 
-# --- checks registered with treecheck ----------------------------------------------------------
+# --- what treecheck asks of an installed tree -----------------------------------------------------
 
 
 def record_digest(content: bytes, algorithm: str = "sha256") -> str:
@@ -179,9 +180,6 @@ def modified_files(tree: Tree, paths: Sequence[str] | None) -> list[str]:
         mapped = (_repo_path(itree.profile, p) for p in itree.dist.files)
         paths = [p for p in mapped if p is not None and itree.holds(p)]
     return sorted(p for p in paths if _differs(itree, p))
-
-
-register(KIND, installed_commit, modified_files)
 
 
 def outside_changes(tree: Tree) -> list[str]:
@@ -244,9 +242,3 @@ def invalidate_pycache(tree: Tree, paths: Iterable[str]) -> list[Path]:
             pyc.unlink(missing_ok=True)
             removed.append(pyc)
     return removed
-
-
-# --- which patches an installed tree can take ------------------------------------------------------
-
-
-register_post_write(KIND, invalidate_pycache)

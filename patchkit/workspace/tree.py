@@ -8,9 +8,10 @@ import contextlib
 import hashlib
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 from patchkit.errors import TreeError, UnsafePathError, shown
 from patchkit.fileio import read_fd
@@ -27,12 +28,15 @@ def sha256(data: bytes) -> str:
 
 @dataclass
 class Tree:
-    """Where repository paths live on disk, and where patchkit keeps its state for them."""
+    """Where repository paths live on disk, and where patchkit keeps its state for them: a git
+    checkout (an installed distribution is an ``installed.InstalledTree``, the patch repository's
+    own files a ``ProjectTree``)."""
+
+    kind: ClassVar[str] = "checkout"  # what messages call it
 
     root: Path  # the directory repository paths are mapped under
     state_dir: Path
     target: str
-    kind: str = "checkout"  # "checkout" or "installed"
     # repository path -> path under root; None: the tree does not hold that path
     mapper: Callable[[str], str | None] = field(default=lambda p: p)
     # git directories this tree's files may never resolve into (a checkout's own and common
@@ -44,6 +48,10 @@ class Tree:
     # repository path -> its place on disk, checked (``place``): once per tree, not per read
     _places: dict[str, Path] = field(default_factory=dict, init=False, repr=False, compare=False)
     _fenced_root: Fence | None = field(default=None, init=False, repr=False, compare=False)
+
+    def written(self, paths: Sequence[str]) -> None:
+        """Called once files were written or restored through the journal (a checkout: nothing
+        to do; an installed tree drops stale bytecode)."""
 
     def real(self, directory: Path) -> Path:
         return Path(self._real_text(str(directory)))
@@ -177,6 +185,13 @@ class Tree:
         if stat.S_ISLNK(st.st_mode):
             self.disk_path(repo_path)  # refused: a symlink
         return 0o100755 if st.st_mode & stat.S_IXUSR else 0o100644
+
+
+@dataclass
+class ProjectTree(Tree):
+    """The patch repository's own files, as a tree written through the journal."""
+
+    kind: ClassVar[str] = "project"
 
 
 def checkout_tree(path: Path, target: str) -> Tree:

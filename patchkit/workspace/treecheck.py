@@ -1,5 +1,6 @@
 """Facts about a tree before patchkit touches it: which upstream commit it is at, and which of
-the given files someone else changed (uncommitted edits in a checkout)."""
+the given files someone else changed (uncommitted edits in a checkout; an installed tree asks
+its RECORD)."""
 
 from __future__ import annotations
 
@@ -7,18 +8,8 @@ from collections.abc import Callable, Sequence
 
 from patchkit.gitrepo import GitRepo
 from patchkit.targets import profile
+from patchkit.workspace.installed import InstalledTree, installed_commit, modified_files
 from patchkit.workspace.tree import Tree
-
-# Installed trees plug in their own checks (RECORD hashes); checkouts ask git.
-CommitFinder = Callable[[Tree], str | None]
-ChangeFinder = Callable[[Tree, Sequence[str] | None], list[str]]
-_commit_finders: dict[str, CommitFinder] = {}
-_change_finders: dict[str, ChangeFinder] = {}
-
-
-def register(kind: str, commit_finder: CommitFinder, change_finder: ChangeFinder) -> None:
-    _commit_finders[kind] = commit_finder
-    _change_finders[kind] = change_finder
 
 
 def _release_commit(tree: Tree) -> str | None:
@@ -31,8 +22,8 @@ def _release_commit(tree: Tree) -> str | None:
 
 def tree_commit(tree: Tree) -> str | None:
     """The upstream commit: named by the release's version file, else the checkout's HEAD."""
-    if tree.kind in _commit_finders:
-        return _commit_finders[tree.kind](tree)
+    if isinstance(tree, InstalledTree):
+        return installed_commit(tree)
     named = _release_commit(tree)
     if named:
         return named
@@ -42,7 +33,7 @@ def tree_commit(tree: Tree) -> str | None:
 
 def committed_reader(tree: Tree) -> Callable[[str], bytes | None]:
     """Files as last committed (a checkout's HEAD); other trees have no history: as they are."""
-    if tree.kind != "checkout":
+    if isinstance(tree, InstalledTree):
         return tree.read
     repo = GitRepo(tree.root)
 
@@ -60,8 +51,8 @@ WHOLE_TREE_ABOVE = 256
 
 def changed_files(tree: Tree, paths: Sequence[str] | None) -> list[str]:
     """Of ``paths`` (None: all files), those changed by someone other than patchkit."""
-    if tree.kind in _change_finders:
-        return _change_finders[tree.kind](tree, paths)
+    if isinstance(tree, InstalledTree):
+        return modified_files(tree, paths)
     with GitRepo(tree.root) as repo:
         if paths is None or len(paths) <= WHOLE_TREE_ABOVE:
             return sorted(repo.dirty_paths(None if paths is None else list(paths)))

@@ -90,19 +90,9 @@ class Pending:
         )
 
 
-# After files of a kind of tree were written or restored (installed trees drop stale bytecode).
-PostWrite = Callable[[Tree, list[str]], object]
-_post_write: dict[str, PostWrite] = {}
-
-
-def register_post_write(kind: str, hook: PostWrite) -> None:
-    _post_write[kind] = hook
-
-
 def _written(tree: Tree, paths: list[str]) -> None:
-    hook = _post_write.get(tree.kind)
-    if hook is not None and paths:
-        hook(tree, paths)
+    if paths:
+        tree.written(paths)
 
 
 def journal_path(store: StateStore) -> Path:

@@ -9,6 +9,7 @@ import pytest
 
 from patchkit.errors import TreeError
 from patchkit.ops.verify_bench import unpatched_tree
+from patchkit.workspace.installed import InstalledTree
 from patchkit.workspace.tree import Tree
 from testing.builders import Upstream, run_git
 
@@ -27,7 +28,7 @@ def test_the_unpatched_tree_is_a_worktree_at_the_checkouts_commit(tmp_path: Path
 
 
 def test_a_baseline_is_used_as_given_and_an_install_needs_one(tmp_path: Path) -> None:
-    installed = Tree(tmp_path / "site", tmp_path / "state", "demo", kind="installed")
+    installed = InstalledTree(tmp_path / "site", tmp_path / "state", "demo")
     with unpatched_tree(installed, tmp_path / "unpatched") as before:
         assert before == (tmp_path / "unpatched").resolve()
     with (

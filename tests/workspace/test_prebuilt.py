@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from patchkit.workspace.installed import prebuilt_kernels
+from patchkit.workspace.installed import InstalledTree, prebuilt_kernels
 from patchkit.workspace.tree import Tree
 
 
-def tree(root: Path, target: str = "flashinfer", kind: str = "installed") -> Tree:
-    return Tree(root=root, state_dir=root / ".patchkit", target=target, kind=kind)
+def tree(root: Path, target: str = "flashinfer", installed: bool = True) -> Tree:
+    kind = InstalledTree if installed else Tree
+    return kind(root=root, state_dir=root / ".patchkit", target=target)
 
 
 def test_flashinfer_jit_cache_beside_the_package_is_named(tmp_path: Path) -> None:
@@ -30,5 +31,5 @@ def test_aot_kernels_in_the_package_are_named(tmp_path: Path) -> None:
 
 def test_only_for_an_installed_flashinfer(tmp_path: Path) -> None:
     (tmp_path / "flashinfer_jit_cache").mkdir()
-    assert prebuilt_kernels(tree(tmp_path, kind="checkout")) is None
+    assert prebuilt_kernels(tree(tmp_path, installed=False)) is None
     assert prebuilt_kernels(tree(tmp_path, target="vllm")) is None
