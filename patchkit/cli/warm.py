@@ -1,6 +1,7 @@
-"""``apply`` and ``status`` on the command line: the warm path first (``ops/warm.py``: what a
-recorded run did, done again when nothing it depended on changed), else the full path, whose
-output is kept, with what it depended on, for the next run (``ops/warm_record.py``).
+"""``apply`` and ``status`` on the command line, the full path: the run's output is kept, with
+what it depended on, for the next run (``ops/warm_record.py``), which the entry
+(``patchkit/__main__.py``) replays before the command line is even parsed (``ops/warm.py``)
+when nothing it depended on changed.
 
 Only output to pipes and files is recorded and replayed: a terminal draws with rich, at its
 own width and colours. ``--verify``, ``--installed`` and ``--verbose`` always take the full
@@ -14,39 +15,20 @@ import sys
 import time
 
 from patchkit.cli import configure_logging
-from patchkit.ops.warm import Replayed, replay_apply, replay_status, request_key
+from patchkit.ops.warm import request_key, to_terminal
 
 TYPE_CHECKING = False  # typing is not imported at run time: a warm run does without it
 if TYPE_CHECKING:
     from typing import IO
 
 
-def _key(command: str, args: argparse.Namespace, *options: object) -> str | None:
+def _key(command: str, args: argparse.Namespace) -> str | None:
     """The record's name for this command line, or None when it takes the full path."""
     if args.installed or args.verbose or getattr(args, "verify", False):
         return None
-    if any(_is_terminal(stream) for stream in (sys.stdout, sys.stderr)):
+    if to_terminal():
         return None
-    return request_key(
-        command,
-        project=args.project,
-        target=args.target,
-        checkout=args.checkout,
-        options=[args.sets, args.include, args.json, *options],
-    )
-
-
-def _is_terminal(stream: IO[str]) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-def _emit(done: Replayed) -> int:
-    sys.stdout.write(done.stdout)
-    sys.stderr.write(done.stderr)
-    return 0
+    return request_key(command, vars(args))
 
 
 class _Tee:
@@ -81,14 +63,7 @@ class _Captured:
 
 
 def apply_cmd(args: argparse.Namespace) -> int:
-    key = _key(
-        "apply", args, args.exclude, args.allow_dirty, args.allow_other_commit, args.explain,
-        getattr(args, "keep_going", False),
-    )  # fmt: skip
-    if key is not None:
-        done = replay_apply(key)
-        if done is not None:
-            return _emit(done)
+    key = _key("apply", args)
     started = time.time_ns()
     configure_logging(args)
     from patchkit.cli import handlers  # the full path: the project, the engine, the tables
@@ -113,10 +88,6 @@ def apply_cmd(args: argparse.Namespace) -> int:
 
 def status_cmd(args: argparse.Namespace) -> int:
     key = _key("status", args)
-    if key is not None:
-        done = replay_status(key)
-        if done is not None:
-            return _emit(done)
     started = time.time_ns()
     configure_logging(args)
     from patchkit.cli import handlers  # the full path

@@ -5,8 +5,10 @@ Pruned: a release archive already committed to its target's repository (the comm
 worktrees git still lists whose directory is gone, stopped rebases whose project is gone or
 that have no state, journals of project writes already rolled back, lock holder notes of
 processes that ended, and the half-made leftovers of interrupted runs (``*.tmp``, ``*.part``,
-staging repositories). Never pruned: repositories, the shared trees, a stopped rebase of a
-project that exists (``rebase --abort`` drops it), the rewrite and record caches.
+staging repositories), recorded runs (``warm/``) no patchkit can replay any more: unreadable,
+not sealed by this cache, of another version, or whose tree or project is gone. Never pruned:
+repositories, the shared trees, a stopped rebase of a project that exists (``rebase --abort``
+drops it), the rewrite and record caches, a recorded run that may be replayed.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 
 from patchkit.cache import Cache
 from patchkit.gitrepo import GitRepo, is_repo
+from patchkit.workspace.replay import read_record
 
 TRAILER = "Source release "  # how a release commit names its archive (see upstream.sources)
 
@@ -85,7 +88,8 @@ def cache_report(root: Path | None = None) -> CacheReport:
 def prune(root: Path | None = None) -> Pruned:
     cache = _cache(root)
     removed: list[tuple[str, int]] = []
-    for step in (_worktrees, _committed_archives, _stopped_rebases, _leftovers, _holders):
+    steps = (_worktrees, _committed_archives, _stopped_rebases, _leftovers, _holders, _records)
+    for step in steps:
         removed += step(cache)
     return Pruned(tuple(what for what, _ in removed), sum(size for _, size in removed))
 
@@ -197,3 +201,29 @@ def _holders(cache: Cache) -> list[tuple[str, int]]:
         except (OSError, ValueError, TypeError, AttributeError):
             out.append(_remove(note, "its process has ended"))
     return out
+
+
+def _records(cache: Cache) -> list[tuple[str, int]]:
+    """Recorded runs of the warm path (``ops/warm.py``) that can never be replayed again, and
+    the half-written ones of interrupted runs."""
+    warm = cache.existing("warm")
+    out = []
+    for path in sorted(warm.iterdir()) if warm else []:
+        if path.name.endswith(".tmp"):
+            out.append(_remove(path, "left by an interrupted run"))
+            continue
+        why = _stale(read_record(cache, str(path)))
+        if why is not None:
+            out.append(_remove(path, why))
+    return out
+
+
+def _stale(record: dict[str, object] | None) -> str | None:
+    """Why a recorded run can never be replayed again; None if it may be."""
+    if record is None:
+        return "a recorded run this patchkit cannot read (another version, or not sealed here)"
+    for what in ("root", "project"):
+        where = record.get(what)
+        if not isinstance(where, str) or not os.path.isdir(where):
+            return f"a recorded run whose {'tree' if what == 'root' else what} is gone"
+    return None

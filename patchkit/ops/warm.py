@@ -18,7 +18,8 @@ little more than the interpreter's start.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from patchkit.errors import TreeError
@@ -42,19 +43,43 @@ class Replayed:
         self.stdout, self.stderr = stdout, stderr
 
 
-def request_key(
-    command: str,
-    *,
-    project: Path,
-    target: str,
-    checkout: Path | None,
-    options: Sequence[object] = (),
-) -> str:
-    """The name a run of ``command`` is recorded under: what it was asked (``options``: the
-    command's other arguments that change what it does or prints) and the cache it uses."""
-    where = str(checkout.resolve()) if checkout is not None else None
+# What a command line asks, in the order its record's name keeps it (other options, such as
+# ``--quiet`` or ``--python`` without ``--installed``, change nothing a replay does or prints).
+_ASKED = {
+    "status": ("target", "sets", "include", "json"),
+    "apply": (
+        "target", "sets", "include", "json", "exclude", "allow_dirty", "allow_other_commit",
+        "explain", "keep_going",
+    ),
+}  # fmt: skip
+
+
+def request_key(command: str, asked: Mapping[str, Any]) -> str:
+    """The name a run of ``command`` is recorded under: what it was asked (``asked``: the
+    project, the checkout and the options of ``_ASKED``, as the full parser reads them) and
+    the cache it uses."""
+    checkout = asked["checkout"]
+    where = os.path.realpath(checkout) if checkout is not None else None
     cache = os.environ.get("PATCHKIT_CACHE")
-    return replay.request_key([command, str(project.resolve()), target, where, cache, *options])
+    options = [asked[name] for name in _ASKED[command]]
+    return replay.request_key([command, os.path.realpath(asked["project"]), where, cache, *options])
+
+
+def to_terminal() -> bool:
+    """Whether stdout or stderr is a terminal (drawn with rich: never recorded or replayed)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream.isatty():
+                return True
+        except (AttributeError, ValueError):
+            continue
+    return False
+
+
+def replay_request(command: str, asked: Mapping[str, Any]) -> Replayed | None:
+    """The recorded run of this command line done again, or None (a miss: nothing written)."""
+    key = request_key(command, asked)
+    return replay_apply(key) if command == "apply" else replay_status(key)
 
 
 def _tree(record: dict[str, Any]) -> Tree:
@@ -64,11 +89,7 @@ def _tree(record: dict[str, Any]) -> Tree:
 
 
 def _usable(record: dict[str, Any] | None, command: str) -> bool:
-    return (
-        record is not None
-        and record.get("command") == command
-        and record.get("code") == replay.code_key()
-    )
+    return record is not None and record.get("command") == command
 
 
 def replay_apply(key: str) -> Replayed | None:
@@ -80,7 +101,7 @@ def replay_apply(key: str) -> Replayed | None:
     tree = _tree(record)
     with writing(tree, "apply"):
         again = replay.unchanged(record["inputs"])
-        if again is None or not _same_listings(tree, record["listed"]):
+        if again is None:
             return None
         store = StateStore(tree.state_dir)
         try:
@@ -107,12 +128,6 @@ def _writes(pack: bytes, listed: list[list[Any]]) -> list[Write] | None:
             return None
         writes.append(Write(path, content, mode))
     return writes
-
-
-def _same_listings(tree: Tree, listed: dict[str, list[str]]) -> bool:
-    """The directories the recorded run listed (a rewrite searching for moved code) hold the
-    same files now."""
-    return all(tree.files_under(directory) == found for directory, found in listed.items())
 
 
 def replay_status(key: str) -> Replayed | None:

@@ -4,23 +4,31 @@ what it wrote, and every input it depended on (``workspace/replay.py``):
 - the project: the lock (and that no nearer directory has one), the patch sets' directory,
   each set's manifest, every file beside its patches and the directory listing them, its
   verification records (tracked, and this machine's in the cache);
-- patchkit's own code;
+- patchkit's own code (every module, and the directories holding them) and the parser
+  libraries its results stand on (libcst, tree-sitter and its grammars: each one's
+  ``.dist-info`` metadata and the directory holding it, which an upgrade changes);
 - the tree: the files the run read (kept as it read them), those it judged by their
-  fingerprint alone, the directories it listed, the files that name its commit and pins,
-  git's ``HEAD``, the ref it names and the index, the state and the journal.
+  fingerprint alone, every directory under those it listed (each entry's name and type), the
+  files that name its commit and pins, git's ``HEAD``, the ref it names and the index, the
+  state and the journal.
 
 No record is made when the run recovered an interrupted write, found a state (an apply
-replays only onto a tree without patchkit's changes, as after ``reset``), or when an input
-changed in the two seconds before the run or while it ran.
+replays only onto a tree without patchkit's changes, as after ``reset``), when an input
+changed in the two seconds before the run or while it ran, or when a directory it listed
+holds a link (whose target, not the directory, says whether it is listed as a file).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
-from collections.abc import Iterable
+import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import patchkit
+from patchkit.engine.fingerprint import LIBRARIES
 from patchkit.ops.apply import TargetApply
 from patchkit.ops.context import Project
 from patchkit.ops.status import StatusReport
@@ -61,6 +69,61 @@ class _nothing:
         return None
 
 
+def code_inputs() -> list[str]:
+    """patchkit's modules and the directories holding them; for each parser library, its
+    ``.dist-info`` metadata and the directory holding that (every directory of the import
+    path, for one not installed: where it would appear)."""
+    found = []
+    for directory, dirs, files in os.walk(os.path.dirname(os.path.abspath(patchkit.__file__))):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        found.append(f"{directory}/")
+        found += [os.path.join(directory, name) for name in sorted(files) if name.endswith(".py")]
+    for distribution, module in LIBRARIES:
+        found += _library_inputs(distribution, module)
+    return found
+
+
+def _library_inputs(distribution: str, module: str) -> list[str]:
+    spec = importlib.util.find_spec(module)
+    places = (spec.submodule_search_locations or [spec.origin or ""]) if spec else []
+    stem = distribution.replace("-", "_").lower()
+    for place in places:
+        folder = os.path.dirname(place)
+        for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+            info, _, version = name.removesuffix(".dist-info").partition("-")
+            if name.endswith(".dist-info") and version and info.lower() == stem:
+                return [f"{folder}/", os.path.join(folder, name, "METADATA")]
+    return [f"{os.path.abspath(p or '.')}/" for p in sys.path if os.path.isdir(p or ".")]
+
+
+def listing_inputs(tree: Tree, listed: Mapping[str, Iterable[str]]) -> dict[str, bytes] | None:
+    """Every directory under those the run listed (``listed``: what it found under each), with
+    its entries read now; None when they no longer give what the run found, or hold a link."""
+    state = os.path.realpath(tree.state_dir)
+    found: dict[str, bytes] = {}
+    for directory, files in listed.items():
+        seen: list[str] = []
+        pending = [(directory, os.path.join(tree.root, directory).rstrip("/") + "/")]
+        while pending:
+            prefix, place = pending.pop()
+            entries = replay.read(place)
+            if entries is None:
+                return None  # gone since
+            found[place] = entries
+            for line in entries.decode(errors="surrogateescape").split("\n") if entries else []:
+                name, kind = line.split("\0")
+                path = f"{prefix}/{name}" if prefix else name
+                if kind == "l":
+                    return None
+                if kind != "d":
+                    seen.append(path)
+                elif name != ".git" and os.path.realpath(place + name) != state:
+                    pending.append((path, f"{place}{name}/"))
+        if sorted(seen) != sorted(files):
+            return None
+    return found
+
+
 def tree_inputs(tree: Tree) -> list[str]:
     """The tree's files that say which commit it is at and what it pins, and git's ``HEAD``,
     the ref it names and the index (the clean check asks git)."""
@@ -79,8 +142,8 @@ def tree_inputs(tree: Tree) -> list[str]:
     return found
 
 
-def _said(record: dict[str, Any], said: tuple[str, str]) -> dict[str, Any]:
-    return {**record, "stdout": said[0], "stderr": said[1], "code": replay.code_key()}
+def _said(record: dict[str, Any], project: Project, said: tuple[str, str]) -> dict[str, Any]:
+    return {**record, "project": str(project.root), "stdout": said[0], "stderr": said[1]}
 
 
 def record_apply(
@@ -105,14 +168,20 @@ def record_apply(
     results = _results(store, tree, trace.writes)
     if results is None:
         return False
-    known = {
+    listings = listing_inputs(tree, trace.listed)
+    if listings is None:
+        return False
+    known: dict[str, tuple[bytes | None, int | None]] = {
         str(tree.place(path)): (content, trace.modes.get(path))
         for path, content in trace.read.items()
     }
+    known.update((place, (entries, None)) for place, entries in listings.items())
     known[str(store.file)] = known[str(journal_path(store))] = (None, None)
     paths = [str(tree.place(p)) for p in sorted(trace.fingerprinted - set(trace.read))]
     inputs = replay.snapshot(
-        [*project_inputs(start, project), *tree_inputs(tree), *paths], started_ns, known
+        [*project_inputs(start, project), *code_inputs(), *tree_inputs(tree), *paths],
+        started_ns,
+        known,
     )
     if inputs is None:
         return False
@@ -120,13 +189,12 @@ def record_apply(
         "command": "apply",
         **_where(tree),
         "inputs": inputs,
-        "listed": {d: list(found) for d, found in trace.listed.items()},
         "writes": results[0],
         "pack": results[1],
         "places": {w.path: str(tree.place(w.path)) for w in trace.writes},
         "state": store.put(state_bytes),
     }
-    replay.store(key, _said(record, said))
+    replay.store(key, _said(record, project, said))
     return True
 
 
@@ -176,6 +244,7 @@ def record_status(
     files: Iterable[str] = state.files if state else ()
     paths = [
         *project_inputs(start, project),
+        *code_inputs(),
         *tree_inputs(tree),
         str(store.file),
         str(journal_path(store)),
@@ -184,5 +253,6 @@ def record_status(
     inputs = replay.snapshot(paths, started_ns, {})
     if inputs is None:
         return False
-    replay.store(key, _said({"command": "status", **_where(tree), "inputs": inputs}, said))
+    record = {"command": "status", **_where(tree), "inputs": inputs}
+    replay.store(key, _said(record, project, said))
     return True

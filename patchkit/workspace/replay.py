@@ -20,12 +20,13 @@ import hashlib
 import json
 import os
 import stat
+import sys
 from collections.abc import Iterable, Mapping
 
 from patchkit.cache import Cache
 from patchkit.workspace.mounts import stat_is_fresh
 
-VERSION = 2  # 2: the written files kept as one pack
+VERSION = 3  # 3: code and listed directories as inputs; the interpreter in the key
 SETTLED_NS = 2_000_000_000  # a file unchanged this long before a run is not racy
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
@@ -51,11 +52,11 @@ def fingerprint(path: str) -> list[int] | None:
 
 
 def read(path: str) -> bytes | None:
-    """The file's bytes, or a directory's names (None: nothing there); a link is refused by
+    """The file's bytes, or a directory's entries (None: nothing there); a link is refused by
     the open itself (OSError)."""
     if path.endswith("/"):
         try:
-            return "\n".join(sorted(os.listdir(path))).encode(errors="surrogateescape")
+            return listing(path)
         except (FileNotFoundError, NotADirectoryError):
             return None
     try:
@@ -64,6 +65,22 @@ def read(path: str) -> bytes | None:
         return None
     with open(fd, "rb") as handle:
         return handle.read()
+
+
+def listing(directory: str) -> bytes:
+    """A directory's entries, each name with its type as ``lstat`` gives it ("d" a directory,
+    "f" a plain file, "l" a link, "o" anything else), sorted by name."""
+    with os.scandir(directory) as entries:
+        found = sorted(f"{entry.name}\0{_kind(entry)}" for entry in entries)
+    return "\n".join(found).encode(errors="surrogateescape")
+
+
+def _kind(entry: os.DirEntry[str]) -> str:
+    if entry.is_symlink():
+        return "l"
+    if entry.is_dir(follow_symlinks=False):
+        return "d"
+    return "f" if entry.is_file(follow_symlinks=False) else "o"
 
 
 def digest(content: bytes | None) -> str | None:
@@ -125,38 +142,32 @@ def unchanged(inputs: Inputs) -> dict[str, bytes | None] | None:
     return read_again
 
 
-def code_key() -> list[list[int]]:
-    """What identifies patchkit's own code as installed: every module's size and times (any
-    edit or reinstall makes recorded runs stale)."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    found = []
-    for directory, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith(".py"):
-                st = os.stat(os.path.join(directory, name))
-                found.append([st.st_size, st.st_mtime_ns, st.st_ino])
-    return found
-
-
 def _file(key: str) -> str:
     return os.path.join(Cache.current().dir("warm"), f"{key}.json")
 
 
 def request_key(request: Iterable[object]) -> str:
-    """The name of the record for one request (a command and what it was asked)."""
-    text = json.dumps([VERSION, *request], sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    """The name of the record for one request (a command and what it was asked) made by this
+    patchkit (where it is installed) run by this interpreter with this import path: another
+    of them may import other code, or other parser libraries."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    text = repr([VERSION, package, sys.executable, sys.path, *request])
+    return hashlib.sha256(text.encode(errors="surrogateescape")).hexdigest()[:32]
 
 
 def load(key: str) -> dict[str, Any] | None:
     """The record kept for ``key``, or None (none, unreadable, not sealed by this cache, another
     version: the full path runs, and replaces it). A record decides what is written to a tree:
     it is trusted only with the cache's seal (``Cache.seal``)."""
+    return read_record(Cache.current(), _file(key))
+
+
+def read_record(cache: Cache, path: str) -> dict[str, Any] | None:
+    """The record in the file at ``path`` of ``cache``'s ``warm`` directory (see ``load``)."""
     try:
-        with open(_file(key), "rb") as handle:
+        with open(path, "rb") as handle:
             seal, _, payload = handle.read().partition(b"\n")
-        if not Cache.current().sealed(payload, seal.decode("ascii")):
+        if not cache.sealed(payload, seal.decode("ascii")):
             return None
         found = json.loads(payload)
     except (OSError, ValueError):

@@ -71,11 +71,11 @@ def _scenario(tmp_path: Path) -> Scenario:
     return s
 
 
-def _run(s: Scenario, tmp_path: Path, *args: str) -> set[str]:
+def _run(s: Scenario, tmp_path: Path, *args: str, probe: str = PROBE) -> set[str]:
     out = tmp_path / "modules.json"
     argv = [*args, "--target", "demo", "--project", str(s.project.path), "--checkout", str(s.root)]
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE, str(out), *argv],
+        [sys.executable, "-c", probe, str(out), *argv],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -145,9 +145,15 @@ def test_every_patch_state_has_its_style() -> None:
     assert set(_STATE_STYLE) == {state.value for state in PatchState}
 
 
+# The same through the entry the console script and ``python -m patchkit`` use.
+ENTRY_PROBE = PROBE.replace("from patchkit.cli import main", "from patchkit.__main__ import main")
+
 # What a replayed apply or status never loads: the engine and its parsers, the index client and
-# the upstream sources, rich, the patch-set reader, the verbs' full paths, verification.
+# the upstream sources, rich, the patch-set reader, the verbs' full paths, verification, and
+# the command line's parser.
 HEAVY = (
+    "patchkit.cli",
+    "argparse",
     "patchkit.engine",
     "libcst",
     "tree_sitter",
@@ -171,12 +177,12 @@ HEAVY = (
 def test_a_replayed_apply_and_status_import_none_of_the_heavy_modules(tmp_path: Path) -> None:
     s = _scenario(tmp_path)
     time.sleep(2.1)  # inputs changed in the last two seconds make no record (racily clean)
-    full = _run(s, tmp_path, "apply")
+    full = _run(s, tmp_path, "apply", probe=ENTRY_PROBE)
     assert "patchkit.engine.series" in full  # the probe sees the full path's imports
     _run(s, tmp_path, "reset")
-    warm = _run(s, tmp_path, "apply")
+    warm = _run(s, tmp_path, "apply", probe=ENTRY_PROBE)
     assert s.read("pkg/limits.py") == b"LIMIT = 2\n" and s.read("a.txt") == b"A\n"
     assert _imported(warm, HEAVY) == []
     time.sleep(2.1)  # the files apply wrote settle
-    assert "patchkit.ops.status" in _run(s, tmp_path, "status")
-    assert _imported(_run(s, tmp_path, "status"), HEAVY) == []
+    assert "patchkit.ops.status" in _run(s, tmp_path, "status", probe=ENTRY_PROBE)
+    assert _imported(_run(s, tmp_path, "status", probe=ENTRY_PROBE), HEAVY) == []

@@ -5,6 +5,8 @@ rewrite or metadata) or a tree file takes the full path, and gives what the full
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 import time
@@ -22,6 +24,7 @@ from patchkit.engine.rewrite import Rewrite
 class Bump(Rewrite):
     path = "pkg/limits.py"
     anchors = {"LIMIT": 1}
+    search = ("pkg/*.py",)  # the run lists pkg/: its entries are inputs too
 
     def leave_Integer(self, original_node, updated_node):
         if not self.in_anchor:
@@ -31,40 +34,46 @@ class Bump(Rewrite):
         return self.changed(updated_node.with_changes(value="2"))
 """
 
-# One command in a new process: its exit code, output and the modules it imported.
+# One command in a new process, through the entry the console script and ``python -m patchkit``
+# use: its exit code, output and the modules it imported.
 PROBE = """\
 import json, sys
-from patchkit.cli import main
+from patchkit.__main__ import main
 code = main(sys.argv[2:])
 sys.stdout.flush()
 with open(sys.argv[1], "w") as f:
-    json.dump({"code": code, "modules": sorted(sys.modules)}, f)
+    json.dump({"code": code, "modules": sorted(sys.modules), "from": sys.modules["patchkit"].__file__}, f)
 """
 FULL = "patchkit.engine.series"  # what the full path of apply always imports
 SETTLE = 2.1  # seconds: a file changed more recently is no input a record stands on
 
 
 class Run:
-    def __init__(self, code: int, stdout: str, stderr: str, modules: set[str]) -> None:
+    def __init__(self, code: int, stdout: str, stderr: str, modules: set[str], origin: str) -> None:
         self.code, self.stdout, self.stderr, self.modules = code, stdout, stderr, modules
+        self.origin = origin  # where the patchkit it ran was imported from
 
     @property
     def warm(self) -> bool:
         return FULL not in self.modules and "patchkit.ops.status" not in self.modules
 
 
-def run(s: Scenario, tmp_path: Path, *args: str) -> Run:
+def run(
+    s: Scenario, tmp_path: Path, *args: str, probe: str = PROBE, cwd: Path | None = None, **env: str
+) -> Run:
     out = tmp_path / "probe.json"
     out.unlink(missing_ok=True)
     argv = [*args, "--target", "demo", "--project", str(s.project.path), "--checkout", str(s.root)]
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE, str(out), *argv],
+        [sys.executable, "-c", probe, str(out), *argv],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
+        env={**os.environ, **env},
+        cwd=cwd,
     )
     data = json.loads(out.read_text()) if out.exists() else {"code": proc.returncode, "modules": []}
-    return Run(data["code"], proc.stdout, proc.stderr, set(data["modules"]))
+    return Run(data["code"], proc.stdout, proc.stderr, set(data["modules"]), data.get("from", ""))
 
 
 def scenario(tmp_path: Path) -> Scenario:
@@ -120,6 +129,7 @@ CHANGES: dict[str, Callable[[Scenario], None]] = {
     "metadata": lambda s: _append(s.set_root / "patches" / "p1.toml", "# reviewed\n"),
     "manifest": lambda s: _append(s.set_root / "patchset.toml", "# reviewed\n"),
     "tree file read": lambda s: s.upstream.commit({"pkg/limits.py": "LIMIT = 1\nX = 3\n"}),
+    "file added where a rewrite searches": lambda s: (s.root / "pkg" / "more.py").write_text(""),
 }
 
 
@@ -177,3 +187,139 @@ def test_status_replays_until_a_file_it_read_changes(tmp_path: Path) -> None:
     (s.root / "a.txt").write_text("edited\n")
     changed = run(s, tmp_path, "status")
     assert not changed.warm and "modified since apply" in changed.stdout
+
+
+# -- what the entry replays: the command lines it reads as the full parser does -----------------
+SAME_AS_FULL = [
+    ["apply", "--target", "vllm"],
+    ["-q", "apply", "-t", "vllm", "--project", "p", "--checkout", "c"],
+    ["apply", "--target=vllm", "--set=a", "--set", "b", "--include", "x", "--json", "-q"],
+    ["apply", "-t", "v", "--exclude", "e", "--allow-dirty", "--allow-other-commit", "--explain"],
+    ["apply", "-t", "v", "--keep-going", "--python", "/usr/bin/python3", "--quiet"],
+    ["status", "--target", "vllm", "--checkout", "c/../d/", "--json"],
+    ["--quiet", "status", "-t", "", "--include", "a", "--include", "b", "--set", "s"],
+]
+LEFT_TO_FULL = [
+    ["apply"],  # no target
+    ["apply", "--tar", "vllm"],  # abbreviated: the full parser expands it
+    ["apply", "-tvllm"],
+    ["apply", "-t=vllm"],
+    ["apply", "--target", "a", "--target", "b"],
+    ["apply", "--target", "-x"],
+    ["apply", "--target"],
+    ["apply", "--target", "v", "--installed"],
+    ["apply", "--target", "v", "--verify"],
+    ["apply", "--target", "v", "--json=yes"],
+    ["apply", "--target", "v", "extra"],
+    ["apply", "--target", "v", "--"],
+    ["-v", "apply", "--target", "v"],
+    ["status", "--target", "v", "--exclude", "e"],
+    ["status", "--target", "v", "--explain"],
+    ["reset", "--target", "v"],
+    ["apply", "--target", "v", "-h"],
+]
+
+
+def _full_key(argv: list[str]) -> str | None:
+    """The record's name the full path gives this command line (``cli/warm.py``)."""
+    from patchkit.cli import build_parser
+    from patchkit.cli.warm import _key
+
+    verb = next(word for word in argv if not word.startswith("-"))
+    return _key(verb, build_parser(only=verb).parse_args(argv))
+
+
+@pytest.mark.parametrize("argv", SAME_AS_FULL, ids=" ".join)
+def test_the_entry_reads_a_command_line_as_the_full_parser_does(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from patchkit.__main__ import warm_request
+    from patchkit.ops import warm
+
+    monkeypatch.chdir(tmp_path)  # (the default project)
+    request = warm_request(argv)
+    assert request is not None
+    assert warm.request_key(*request) == _full_key(argv)
+
+
+@pytest.mark.parametrize("argv", LEFT_TO_FULL, ids=" ".join)
+def test_any_other_command_line_is_left_to_the_full_parser(argv: list[str]) -> None:
+    from patchkit.__main__ import warm_request
+
+    assert warm_request(argv) is None
+
+
+def test_a_change_of_patchkit_code_takes_the_full_path(tmp_path: Path) -> None:
+    """A copy of patchkit is recorded from; one of its modules changes (as an upgrade or an
+    edit does): the next run takes the full path."""
+    import patchkit
+
+    copy = tmp_path / "site"
+    shutil.copytree(Path(patchkit.__file__).parent, copy / "patchkit")
+    s = scenario(tmp_path / "s")
+
+    def from_copy(*args: str) -> Run:
+        return run(s, tmp_path, *args, cwd=tmp_path, PYTHONPATH=str(copy))
+
+    time.sleep(SETTLE)
+    full = from_copy("apply")
+    assert not full.warm and full.origin.startswith(str(copy)), full.stderr
+    assert from_copy("reset").code == 0
+    assert from_copy("apply").warm
+    assert from_copy("reset").code == 0
+    _append(copy / "patchkit" / "engine" / "series.py", "\n# changed\n")
+    changed = from_copy("apply")
+    assert changed.code == 0 and not changed.warm, changed.stderr
+
+
+def library_probe(site: Path) -> str:
+    """The probe with one more parser library for the engine (as ``LIBRARIES`` names them),
+    installed in ``site``: the records it makes stand on that library too."""
+    return PROBE.replace(
+        "import json, sys\n",
+        f"import json, sys\nsys.path.insert(0, {str(site)!r})\n"
+        "import patchkit.engine.fingerprint as f\n"
+        "f.LIBRARIES = (*f.LIBRARIES, ('fake-grammar', 'fake_grammar'))\n",
+    )
+
+
+def test_a_new_version_of_a_parser_library_takes_the_full_path(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    (site / "fake_grammar").mkdir(parents=True)
+    (site / "fake_grammar" / "__init__.py").write_text("")
+    info = site / "fake_grammar-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Name: fake-grammar\nVersion: 1.0\n")
+    s = scenario(tmp_path / "s")
+    probe = library_probe(site)
+    time.sleep(SETTLE)
+    assert not run(s, tmp_path, "apply", probe=probe).warm
+    assert run(s, tmp_path, "reset").code == 0
+    assert run(s, tmp_path, "apply", probe=probe).warm
+    assert run(s, tmp_path, "reset").code == 0
+    info.rename(site / "fake_grammar-1.1.dist-info")  # what an upgrade leaves
+    upgraded = run(s, tmp_path, "apply", probe=probe)
+    assert upgraded.code == 0 and not upgraded.warm, upgraded.stderr
+
+
+def test_cache_prune_removes_the_recorded_runs_that_can_never_replay(
+    recorded: tuple[Scenario, Run], tmp_path: Path
+) -> None:
+    from patchkit.cache import Cache
+    from patchkit.ops.cache import prune
+    from patchkit.workspace import replay
+
+    s, _ = recorded
+    cache = Cache.current()
+    warm = cache.dir("warm")
+    (kept,) = warm.iterdir()  # the apply's record: its tree and project are there
+    record = replay.read_record(cache, str(kept))
+    assert record is not None
+    replay.store("a" * 32, {**record, "root": str(tmp_path / "gone")})  # its tree is gone
+    replay.store("b" * 32, {**record, "project": str(tmp_path / "gone")})  # its project is
+    (warm / f"{'c' * 32}.json").write_bytes(b"0" * 64 + b"\n{}")  # not sealed here
+    (warm / f"{'d' * 32}.json.123.tmp").write_bytes(b"")  # a write cut short
+    removed = [line for line in prune().removed if str(warm) in line]
+    assert sorted(p.name for p in warm.iterdir()) == [kept.name]
+    assert len(removed) == 4, removed
+    assert run(s, tmp_path, "apply").warm  # the record kept still replays
