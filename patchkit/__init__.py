@@ -65,7 +65,7 @@ _API = {
     # errors: one family, each with its exit code
     "PatchkitError": "patchkit.errors:PatchkitError",
     # writing rewrites
-    "Rewrite": "patchkit.engine.rewrite_base:Rewrite",
+    "Rewrite": "patchkit.engine.rewrite.base:Rewrite",
 }
 
 __all__ = [
@@ -124,7 +124,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what type checkers and editors see
-    from patchkit.engine.rewrite_base import Rewrite
+    from patchkit.engine.rewrite.base import Rewrite
     from patchkit.errors import PatchkitError
     from patchkit.export.results import ExportReport
     from patchkit.model import Outcome, PatchResult

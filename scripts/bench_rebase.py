@@ -87,9 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sets = args.sets or ["vllm-spark"]
     if args.cold:
-        from patchkit.engine import rewrite_cache
+        from patchkit.engine.rewrite import cache
 
-        rewrite_cache.load = lambda *a: None  # every file's run is computed again
+        cache.load = lambda *a: None  # every file's run is computed again
     versions = fetch_all(args.target, args.onto)
     print(f"{len(versions)} release(s) after the lock: {', '.join(versions)}")
     matrix: dict[str, RebaseReport] = {}

@@ -6,7 +6,7 @@ import difflib
 import textwrap
 from collections.abc import Sequence
 
-from patchkit.engine.rewrite import FileReport, Rewrite, rewrite_source
+from patchkit.engine.rewrite.run import FileReport, Rewrite, rewrite_source
 from patchkit.model import Outcome
 
 

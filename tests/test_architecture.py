@@ -43,7 +43,7 @@ def test_the_package_keeps_its_layers(copy: Path) -> None:
 
 
 def test_engine_importing_the_cli_breaks_the_contract(copy: Path) -> None:
-    module = copy / "patchkit" / "engine" / "diffparse.py"
+    module = copy / "patchkit" / "engine" / "diff" / "parse.py"
     original = module.read_text()
     module.write_text(original + "\nfrom patchkit.cli import render as _render  # noqa\n")
     try:
@@ -51,7 +51,7 @@ def test_engine_importing_the_cli_breaks_the_contract(copy: Path) -> None:
     finally:
         module.write_text(original)
     assert proc.returncode != 0
-    assert "patchkit.engine.diffparse -> patchkit.cli" in proc.stdout
+    assert "patchkit.engine.diff.parse -> patchkit.cli" in proc.stdout
 
 
 def test_argparse_only_in_the_cli() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from patchkit.engine.difftext import FileDelta
+from patchkit.engine.diff.make import FileDelta
 from patchkit.engine.series import Blobs, Overlay, run_patch, run_series
 from patchkit.errors import PatchFailed
 from patchkit.model import FileChange, PatchMeta, PatchResult

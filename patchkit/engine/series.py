@@ -23,8 +23,8 @@ from patchkit.model import (
 )
 
 if TYPE_CHECKING:  # the diff engine is imported when a diff runs
-    from patchkit.engine.diffparse import FilePatch
-    from patchkit.engine.relocate import Finder
+    from patchkit.engine.diff.parse import FilePatch
+    from patchkit.engine.diff.relocate import Finder
 
 Reader = Callable[[str], bytes | None]
 Lister = Callable[[str], list[str]]  # directory ("" for the root) -> file paths under it
@@ -106,7 +106,7 @@ class Blobs:
 def file_patches(meta: PatchMeta) -> tuple[FilePatch, ...]:
     """A diff patch's file parts (the parser remembers a diff by its content: an apply asks
     three times, for the files it touches, the clean check and the run)."""
-    from patchkit.engine.diffparse import parse_diff  # a diff parser only for diffs
+    from patchkit.engine.diff.parse import parse_diff  # a diff parser only for diffs
 
     return parse_diff(read_file(meta.file), meta.file)
 
@@ -118,7 +118,7 @@ def touched_paths(meta: PatchMeta) -> list[str]:
         return [p for fp in file_patches(meta) for p in fp.paths]
     if meta.files:
         return list(meta.files)
-    from patchkit.engine.rewrite import rewrite_paths
+    from patchkit.engine.rewrite.run import rewrite_paths
 
     # A rewrite that searches may change files beside its home: those it changes at the lock
     # are declared in its metadata (``files``).
@@ -133,8 +133,8 @@ def run_diff(
     explain: bool = False,
     finder: Finder | None = None,
 ) -> PatchResult:
-    from patchkit.engine.diffapply import apply_file  # for diffs only
-    from patchkit.engine.fileresult import FileResult, combine
+    from patchkit.engine.diff.apply import apply_file  # for diffs only
+    from patchkit.engine.diff.result import FileResult, combine
 
     parsed = file_patches(meta)
     _refuse_files_under_files(meta, parsed, read)
@@ -192,7 +192,7 @@ def run_patch(
         warm = _cached_rewrite(meta, read, listing)
         if warm is not None:
             return warm
-        from patchkit.engine.rewrite import run_rewrite_patch
+        from patchkit.engine.rewrite.run import run_rewrite_patch
 
         return run_rewrite_patch(meta.id, meta.file, read, listing, meta.files)
     except UnsafePathError:
@@ -278,12 +278,12 @@ def _warm_rewrite(
         source = meta.file.read_bytes()
     except OSError:
         return None  # the rewrite run reports it
-    from patchkit.engine import rewrite_outcome  # the warm path of rewrites: not for diffs
+    from patchkit.engine.rewrite import outcome  # the warm path of rewrites: not for diffs
 
-    found = rewrite_outcome.warm_run(source, meta.files, read, listing, fingerprint)
+    found = outcome.warm_run(source, meta.files, read, listing, fingerprint)
     if found is None:
         return None
-    return rewrite_outcome.patch_result(meta.id, found[0]), found[1]
+    return outcome.patch_result(meta.id, found[0]), found[1]
 
 
 def _prewarm(
@@ -312,7 +312,7 @@ def _prewarm(
         except PatchkitError:
             break  # a broken patch: the series run reports it; nothing after it is ready
     if missing > 1:
-        from patchkit.engine.rewrite import prewarm
+        from patchkit.engine.rewrite.run import prewarm
 
         prewarm(items, read, listing)
     return warm

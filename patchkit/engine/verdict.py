@@ -3,8 +3,8 @@ did not land (failed, ambiguous, conflict, gone) is the verdict, the worst first
 landed; *partly upstreamed* only when every part is applied or already there, some of each.
 
 A conflicted hunk is never part of a success: :func:`patch_outcome` is the only place a
-patch's outcome is made from its parts' (``fileresult.combine`` for diffs,
-``rewrite_report.combine_outcomes`` for rewrites).
+patch's outcome is made from its parts' (``diff.result.combine`` for diffs,
+``rewrite.report.combine_outcomes`` for rewrites).
 """
 
 from __future__ import annotations

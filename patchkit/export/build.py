@@ -19,7 +19,7 @@ from pathlib import Path
 
 from patchkit.cache import Cache
 from patchkit.engine.deltas import patch_deltas
-from patchkit.engine.difftext import FileDelta
+from patchkit.engine.diff.make import FileDelta
 from patchkit.engine.series import Blobs, Overlay
 from patchkit.errors import ConfigError, PatchFailed
 from patchkit.export.branches import (

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from patchkit.engine.difftext import FileDelta
+from patchkit.engine.diff.make import FileDelta
 from patchkit.errors import FormatterUnavailable, SourceError
 from patchkit.export.tools import Tool, pinned_tool, pinned_versions
 

@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from patchkit.engine.difftext import FileDelta
+from patchkit.engine.diff.make import FileDelta
 from patchkit.model import PatchKind, PatchMeta, UpstreamTest
 from patchkit.verification.env import LocalRunner, TestJob, parse_junit, probe_environment
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from patchkit.engine.diffparse import FilePatch, split_lines
+from patchkit.engine.diff.parse import FilePatch, split_lines
 from patchkit.importers.edits import redo
 from patchkit.importers.model import FileEdits
 from patchkit.importers.releases import Release, Releases

@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from patchkit.engine.deltas import change_deltas
-from patchkit.engine.diffparse import parse_diff
-from patchkit.engine.difftext import unified_diff
+from patchkit.engine.diff.make import unified_diff
+from patchkit.engine.diff.parse import parse_diff
 from patchkit.engine.series import Blobs, Overlay, run_patch
 from patchkit.importers.base import Reader, reader
 from patchkit.importers.edits import redo

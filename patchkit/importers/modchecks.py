@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from patchkit.engine.diffparse import parse_diff
+from patchkit.engine.diff.parse import parse_diff
 from patchkit.errors import PatchkitError
 from patchkit.importers.model import Candidate
 from patchkit.importers.selfcheck import CheckTest, Placed, SelfCheck, place

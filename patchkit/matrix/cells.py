@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from patchkit import model
-from patchkit.engine import rewrite_cache
 from patchkit.engine.fingerprint import engine_fingerprint
 from patchkit.engine.probe import Prober
+from patchkit.engine.rewrite import cache
 from patchkit.engine.series import Blobs, touched_paths
 from patchkit.model import LockEntry, Outcome, PatchMeta, PatchResult, SourceKind
 from patchkit.project import sets
@@ -123,7 +123,7 @@ def compute_cell(job: CellJob) -> CellValue:
         base, commit = history.commit(job.base), history.commit(job.point)
         blobs = Blobs([history.repo.path])
         try:
-            with rewrite_cache.writes(False):  # nothing left in the cache but the releases
+            with cache.writes(False):  # nothing left in the cache but the releases
                 prober = Prober(history, metas, blobs, job.base)
                 prober.outcome(job.point, job.patch_id)
             result = prober.runs[job.point.ref][job.patch_id]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patchkit.engine.deltas import change_deltas
-from patchkit.engine.difftext import unified_diff
+from patchkit.engine.diff.make import unified_diff
 from patchkit.engine.series import Blobs, Overlay, run_patch
 from patchkit.errors import PatchFailed, TreeError, shown
 from patchkit.importers.formats import MARKER, is_export_dir, mail, mail_name, quilt_patch

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from patchkit.engine.diffparse import FilePatch, parse_diff
+from patchkit.engine.diff.parse import FilePatch, parse_diff
 from patchkit.errors import PatchkitError
 from patchkit.gitrepo import GitRepo
 from patchkit.importers import writer

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from patchkit.engine.diffparse import parse_diff
-from patchkit.engine.difftext import FileDelta, unified_diff
+from patchkit.engine.diff.make import FileDelta, unified_diff
+from patchkit.engine.diff.parse import parse_diff
 from patchkit.engine.series import Blobs, run_patch, touched_paths
 from patchkit.errors import ConfigError, SourceError, TreeError
 from patchkit.gitrepo import GitRepo, blob_id

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from patchkit.engine.deltas import change_deltas
-from patchkit.engine.difftext import FileDelta, unified_diff
+from patchkit.engine.diff.make import FileDelta, unified_diff
 from patchkit.engine.probe import Prober, series_at
 from patchkit.engine.series import Blobs, Reader, touched_paths
 from patchkit.errors import PatchkitError

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from patchkit.engine.difftext import FileDelta, unified_diff
+from patchkit.engine.diff.make import FileDelta, unified_diff
 from patchkit.engine.series import Blobs, Overlay, run_series, touched_paths
 from patchkit.errors import ConfigError, PatchFailed, TreeError, shown
 from patchkit.model import PatchKind, PatchMeta, PatchSet, UpstreamStatus

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from patchkit.engine.deltas import patch_deltas
-from patchkit.engine.difftext import unified_diff
+from patchkit.engine.diff.make import unified_diff
 from patchkit.engine.series import Blobs, Overlay
 from patchkit.errors import ConfigError, PatchFailed
 from patchkit.model import PatchMeta

@@ -55,9 +55,9 @@ NEVER = (
 NOT_WARM = (
     "libcst",
     "patchkit_rewrites",
-    "patchkit.engine.rewrite",
-    "patchkit.engine.rewrite_load",
-    "patchkit.engine.rewrite_file",
+    "patchkit.engine.rewrite.run",
+    "patchkit.engine.rewrite.load",
+    "patchkit.engine.rewrite.file",
     "multiprocessing",
 )
 
@@ -135,7 +135,7 @@ def test_port_imports_no_index_client_or_rich(warm: tuple[Scenario, Path]) -> No
     assert _imported(set(data["modules"]), lone) == []
 
 
-REWRITE_PATH = ("patchkit.engine.rewrite_outcome", "patchkit.engine.rewrite_cache")
+REWRITE_PATH = ("patchkit.engine.rewrite.outcome", "patchkit.engine.rewrite.cache")
 
 
 def test_every_patch_state_has_its_style() -> None:

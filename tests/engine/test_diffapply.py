@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from patchkit.engine.diffparse import parse_diff
+from patchkit.engine.diff.parse import parse_diff
 from patchkit.errors import PatchkitError, UnsafePathError, UnsupportedChange
 from patchkit.model import Outcome, Step
 from patchkit.ops.apply import ApplyFailed

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from patchkit.engine.diffapply import apply_file
-from patchkit.engine.diffparse import parse_diff, split_lines
+from patchkit.engine.diff.apply import apply_file
+from patchkit.engine.diff.parse import parse_diff, split_lines
 from patchkit.errors import MalformedPatch, UnsafePathError, UnsupportedChange
 from patchkit.gitrepo import blob_id
 from patchkit.model import Outcome

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 import patchkit.engine
-from patchkit.engine import fingerprint, rewrite_cache
+from patchkit.engine import fingerprint
+from patchkit.engine.rewrite import cache
 from patchkit.matrix import cells
 from patchkit.model import LockEntry, SourceKind, SourceSpec
 from patchkit.upstream.history import Point
@@ -60,10 +61,10 @@ def test_cell_and_rewrite_cache_keys_change_with_the_engine(
 
     def keys(engine: str) -> tuple[str, tuple[Path, Path]]:
         monkeypatch.setattr(cells, "engine_fingerprint", lambda: engine)
-        monkeypatch.setattr(rewrite_cache, "engine_fingerprint", lambda: engine)
+        monkeypatch.setattr(cache, "engine_fingerprint", lambda: engine)
         cell = cells.cell_key(entry, base, point, ())
-        inputs = rewrite_cache._inputs("m" * 64, "a.py", ("R",), b"x = 1\n")
-        return cell, rewrite_cache._cache_files(inputs)
+        inputs = cache._inputs("m" * 64, "a.py", ("R",), b"x = 1\n")
+        return cell, cache._cache_files(inputs)
 
     assert keys("1" * 64) == keys("1" * 64)
     assert keys("1" * 64)[0] != keys("2" * 64)[0]

@@ -10,7 +10,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from patchkit.engine.resultcheck import check
+from patchkit.engine.diff.resultcheck import check
 from patchkit.engine.rewrite import Rewrite
 from patchkit.model import Outcome
 from patchkit.ops.port import port
@@ -172,7 +172,7 @@ def test_a_hunk_placed_by_its_verbatim_context_adding_no_definition_parses_nothi
 ) -> None:
     """The check costs a parse only where it can find something: a plain context placement of
     a body edit is the patched base's own lines (placement stays ~10 ms a case)."""
-    from patchkit.engine import resultcheck
+    from patchkit.engine.diff import resultcheck
 
     parsed: list[str] = []
     real = resultcheck.Side.of

@@ -11,8 +11,8 @@ import libcst as cst
 import libcst.matchers as m
 import pytest
 
-import patchkit.engine.rewrite
-from patchkit.engine.rewrite import Rewrite, load_rewrites, rewrite_paths, run_rewrite_patch
+import patchkit.engine.rewrite.run
+from patchkit.engine.rewrite.run import Rewrite, load_rewrites, rewrite_paths, run_rewrite_patch
 from patchkit.engine.series import Blobs, Overlay, run_patch, run_series, touched_paths
 from patchkit.errors import ConfigError
 from patchkit.model import Outcome, PatchKind, PatchMeta, Step
@@ -359,7 +359,7 @@ def test_second_run_is_a_cache_hit(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     cold = run_rewrite_patch("bump", file, _reader(tree))
     cold_s = time.perf_counter() - started
 
-    monkeypatch.setattr(patchkit.engine.rewrite, "_run_job", _must_not_run)
+    monkeypatch.setattr(patchkit.engine.rewrite.run, "_run_job", _must_not_run)
     started = time.perf_counter()
     warm = run_rewrite_patch("bump", file, _reader(tree))
     warm_s = time.perf_counter() - started
@@ -376,13 +376,13 @@ def test_a_changed_module_or_input_misses_the_cache(
     run_rewrite_patch("bump", file, _reader(tree))
     file.write_text(file.read_text() + "# edited\n")
     calls = []
-    original = patchkit.engine.rewrite._run_job
+    original = patchkit.engine.rewrite.run._run_job
 
     def spy(job: object) -> object:
         calls.append(job)
         return original(job)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(patchkit.engine.rewrite, "_run_job", spy)
+    monkeypatch.setattr(patchkit.engine.rewrite.run, "_run_job", spy)
     run_rewrite_patch("bump", file, _reader(tree))  # the module changed
     run_rewrite_patch("bump", file, _reader({"a.py": "def f():\n    return 1  # x\n"}))
     run_rewrite_patch("bump", file, _reader(tree))  # both seen: a hit
@@ -427,7 +427,7 @@ def test_a_warm_run_imports_neither_the_rewrite_nor_libcst_code(
     def must_not_import(path: Path) -> None:
         raise AssertionError(f"imported {path}")
 
-    monkeypatch.setattr(patchkit.engine.rewrite, "load_rewrites", must_not_import)
+    monkeypatch.setattr(patchkit.engine.rewrite.run, "load_rewrites", must_not_import)
     warm = run_patch(_meta(file, files), read, Blobs([]))
     assert warm == cold and warm.outcome is Outcome.APPLIED
     assert touched_paths(_meta(file, ("a.py", "b.py"))) == ["a.py", "b.py"]
@@ -444,13 +444,13 @@ def test_a_series_rewrites_independent_files_in_one_parallel_pass(
     three = _module(tmp_path, ("a.py", "f"), name="three.py")  # after one: a.py as one left it
     tree = {"a.py": "def f():\n    return 1\n", "b.py": "LIMIT = 1\n"}
     calls: list[list[str]] = []
-    original = patchkit.engine.rewrite._run_jobs
+    original = patchkit.engine.rewrite.run._run_jobs
 
     def spy(jobs: list) -> list:  # type: ignore[type-arg]
         calls.append([job.path for job in jobs])
         return original(jobs)
 
-    monkeypatch.setattr(patchkit.engine.rewrite, "_run_jobs", spy)
+    monkeypatch.setattr(patchkit.engine.rewrite.run, "_run_jobs", spy)
     metas = [_meta(one, ("a.py",), "one"), _meta(two, ("b.py",), "two"), _meta(three, ("a.py",))]
     overlay = Overlay(_reader(tree))
     results = run_series(metas, overlay, Blobs([]))
@@ -463,6 +463,7 @@ def test_a_series_rewrites_independent_files_in_one_parallel_pass(
 def test_the_cache_key_covers_every_engine_module() -> None:
     """An engine module left out of the key would let a changed engine reuse old runs: the
     key is the whole engine's fingerprint (tests/engine/test_fingerprint.py)."""
-    from patchkit.engine import fingerprint, rewrite_cache
+    from patchkit.engine import fingerprint
+    from patchkit.engine.rewrite import cache
 
-    assert rewrite_cache.engine_sha() == fingerprint.engine_fingerprint()
+    assert cache.engine_sha() == fingerprint.engine_fingerprint()

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-import patchkit.engine.rewrite
+import patchkit.engine.rewrite.run
 from patchkit.cli import main
-from patchkit.engine.rewrite import run_rewrite_patch
+from patchkit.engine.rewrite.run import run_rewrite_patch
 from patchkit.model import Outcome
 from testing.builders import Scenario
 
@@ -85,9 +85,9 @@ def test_a_poisoned_result_is_recomputed_never_used(
     if poison == "output and entry":
         assert _forge_entries() == 1
     runs = []
-    real = patchkit.engine.rewrite._run_job
+    real = patchkit.engine.rewrite.run._run_job
     monkeypatch.setattr(
-        patchkit.engine.rewrite, "_run_job", lambda job: runs.append(job) or real(job)
+        patchkit.engine.rewrite.run, "_run_job", lambda job: runs.append(job) or real(job)
     )
     again = run_rewrite_patch("bump", module, read)
     assert again.outcome is Outcome.APPLIED and again.changes[0].content == GOOD

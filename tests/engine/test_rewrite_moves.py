@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-import patchkit.engine.rewrite
-from patchkit.engine.rewrite import run_rewrite_patch, run_rewrites
-from patchkit.engine.rewrite_outcome import placements
-from patchkit.engine.rewrite_select import Selector, candidates, from_counts
+import patchkit.engine.rewrite.run
+from patchkit.engine.rewrite.outcome import placements
+from patchkit.engine.rewrite.run import run_rewrite_patch, run_rewrites
+from patchkit.engine.rewrite.select import Selector, candidates, from_counts
 from patchkit.engine.series import Blobs
 from patchkit.model import Outcome, Rule
 from patchkit.ops.apply import apply
@@ -234,13 +234,13 @@ def test_only_candidate_files_are_parsed(tmp_path: Path, monkeypatch: pytest.Mon
     files["pkg/deep/experts.py"] = TWO_CLASSES
     tree = Files(files)
     parsed: list[str] = []
-    original = patchkit.engine.rewrite.rewrite_file
+    original = patchkit.engine.rewrite.run.rewrite_file
 
     def spy(rewrites: object, path: str, data: bytes) -> object:
         parsed.append(path)
         return original(rewrites, path, data)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(patchkit.engine.rewrite, "rewrite_file", spy)
+    monkeypatch.setattr(patchkit.engine.rewrite.run, "rewrite_file", spy)
     run = run_rewrites(_gate(tmp_path, BY_SHAPE), tree.read, tree.listing)
     assert run.outcome is Outcome.APPLIED
     assert parsed == ["pkg/deep/experts.py"]

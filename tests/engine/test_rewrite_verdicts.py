@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import patchkit.workspace.tree as tree_module
-from patchkit.engine import rewrite_outcome
-from patchkit.engine.rewrite_select import Selector, from_counts
+from patchkit.engine.rewrite import outcome
+from patchkit.engine.rewrite.select import Selector, from_counts
 from patchkit.engine.series import Blobs
 from patchkit.errors import PatchkitError
 from patchkit.ops.apply import apply
@@ -44,7 +44,7 @@ class Files:
 
     def taken(self) -> dict[str, list[str]]:
         self.reads = []
-        found = rewrite_outcome._taken("key", [SELECTOR], self.read, self.listing, self.fingerprint)
+        found = outcome._taken("key", [SELECTOR], self.read, self.listing, self.fingerprint)
         return {path: [s.rewrite for s in chosen] for path, chosen in found.items()}
 
 
@@ -74,7 +74,7 @@ def test_a_file_changed_within_two_seconds_is_read_every_time() -> None:
 
 def test_no_fingerprint_means_read() -> None:
     tree = Files({"pkg/mod.py": COMPUTE}, time.time_ns() - 10**10)
-    found = rewrite_outcome._taken("key", [SELECTOR], tree.read, tree.listing, None)
+    found = outcome._taken("key", [SELECTOR], tree.read, tree.listing, None)
     assert list(found) == ["pkg/mod.py"] and tree.reads == ["pkg/mod.py"]
 
 
@@ -98,7 +98,7 @@ def test_a_searched_file_edited_after_a_warm_apply_is_looked_at_again(
 ) -> None:
     """After warm applies kept every verdict, a file that comes to define the anchor makes the
     rewrite ambiguous; a kept verdict would have applied it to one file, silently."""
-    monkeypatch.setattr(rewrite_outcome, "_SETTLED_NS", -(10**12))  # trust every time stamp
+    monkeypatch.setattr(outcome, "_SETTLED_NS", -(10**12))  # trust every time stamp
     monkeypatch.setattr(tree_module, "stat_is_fresh", lambda path: True)  # a local disk
     rel = Releases(tmp_path, {"pkg/mod.py": MOD, "pkg/other.py": "X = 1\n"})
     rel.rewrite("bump", SEARCHING)
@@ -152,7 +152,7 @@ def test_bytes_read_earlier_are_never_paired_with_a_later_fingerprint(
     from patchkit.ops.apply import _Seen
     from testing.builders import Upstream
 
-    monkeypatch.setattr(rewrite_outcome, "_SETTLED_NS", -(10**12))  # trust every time stamp
+    monkeypatch.setattr(outcome, "_SETTLED_NS", -(10**12))  # trust every time stamp
     monkeypatch.setattr(tree_module, "stat_is_fresh", lambda path: True)  # a local disk
     up = Upstream(tmp_path / "up")
     up.commit({"pkg/mod.py": COMPUTE, "pkg/x.py": "X = 1\n"})
@@ -160,8 +160,8 @@ def test_bytes_read_earlier_are_never_paired_with_a_later_fingerprint(
     seen = _Seen(tree)
     assert seen.read("pkg/x.py") == b"X = 1\n"  # an earlier rewrite of the series read it
     (up.path / "pkg/x.py").write_bytes(b"X = 1\n\n\n" + COMPUTE)  # saved meanwhile
-    first = rewrite_outcome._taken("k", [SELECTOR], seen.read, tree.files_under, seen.fingerprint)
+    first = outcome._taken("k", [SELECTOR], seen.read, tree.files_under, seen.fingerprint)
     assert set(first) == {"pkg/mod.py"}  # this command works on what it read
     again = _Seen(tree)
-    found = rewrite_outcome._taken("k", [SELECTOR], again.read, tree.files_under, again.fingerprint)
+    found = outcome._taken("k", [SELECTOR], again.read, tree.files_under, again.fingerprint)
     assert set(found) == {"pkg/mod.py", "pkg/x.py"}

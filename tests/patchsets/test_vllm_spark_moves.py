@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from patchkit.engine.rewrite import run_rewrites
+from patchkit.engine.rewrite.run import run_rewrites
 from patchkit.model import Outcome
 from patchkit.upstream.history import list_at, read_at
 from patchkit.upstream.sources import ReleaseStore

@@ -12,10 +12,10 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from patchkit.engine.diffparse import FilePatch, split_lines
-from patchkit.engine.fileresult import FileResult, Job
-from patchkit.engine.fileview import FileView
-from patchkit.engine.placement import Placer, Plan, base_at
+from patchkit.engine.diff.fileview import FileView
+from patchkit.engine.diff.parse import FilePatch, split_lines
+from patchkit.engine.diff.placement import Placer, Plan, base_at
+from patchkit.engine.diff.result import FileResult, Job
 from patchkit.engine.structure import same_language_patterns
 from patchkit.model import ConflictDetail, Outcome, Step
 

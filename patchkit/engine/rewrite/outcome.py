@@ -4,8 +4,8 @@ libcst (0.6 s of imports, and a parse of every file, saved on every re-apply).
 
 The selectors (where each rewrite looks, its anchors and counts) are remembered by the rewrite
 module's hash the first time it is imported; the candidate files then follow from text alone
-(``patchkit.engine.rewrite_select``) and each file's run from the cache
-(``patchkit.engine.rewrite_cache``). Anything missing, and the rewrite runs as usual.
+(``patchkit.engine.rewrite.select``) and each file's run from the cache
+(``patchkit.engine.rewrite.cache``). Anything missing, and the rewrite runs as usual.
 """
 
 from __future__ import annotations
@@ -15,15 +15,15 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from patchkit.engine import rewrite_cache
-from patchkit.engine.rewrite_report import (
+from patchkit.engine.rewrite import cache
+from patchkit.engine.rewrite.report import (
     AnchorReport,
     FileRun,
     combine_outcomes,
     judge_anchor,
     run_outcome,
 )
-from patchkit.engine.rewrite_select import Lister, Selector, admitting, searched, wanted
+from patchkit.engine.rewrite.select import Lister, Selector, admitting, searched, wanted
 from patchkit.model import (
     ConflictDetail,
     FileChange,
@@ -164,7 +164,7 @@ def warm_run(
     With ``fingerprint``, a file unchanged since it was last looked at is not read again to
     learn whether a rewrite takes it."""
     key = module_sha(source, files)
-    selectors = rewrite_cache.load_selectors(key)
+    selectors = cache.load_selectors(key)
     if selectors is None:
         return None
     run = _from_cache(key, selectors, read, listing, fingerprint)
@@ -190,7 +190,7 @@ def _from_cache(
     runs = []
     for path, chosen in taken.items():
         data = read(path) or b""
-        run = rewrite_cache.load(key, path, tuple(s.rewrite for s in chosen), data)
+        run = cache.load(key, path, tuple(s.rewrite for s in chosen), data)
         if run is None:
             return None
         runs.append(run)
@@ -212,7 +212,7 @@ def _taken(
     when it was last looked at keeps that verdict; any other is read. A new verdict is kept
     only for a file unchanged for two seconds: one changed within the same clock tick after it
     was looked at would otherwise keep its old fingerprint (git's "racily clean" rule)."""
-    known = rewrite_cache.load_verdicts(key) if fingerprint is not None else {}
+    known = cache.load_verdicts(key) if fingerprint is not None else {}
     by_name = {s.rewrite: s for s in selectors}
     settled = time.time_ns() - _SETTLED_NS
     verdicts, found = {}, {}
@@ -230,5 +230,5 @@ def _taken(
         if taking:
             found[path] = taking
     if fingerprint is not None and verdicts != known:
-        rewrite_cache.store_verdicts(key, verdicts)
+        cache.store_verdicts(key, verdicts)
     return found

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from patchkit.engine.diffparse import Hunk
-from patchkit.engine.fileview import FileView
-from patchkit.engine.placement import Placer, Plan, weight
+from patchkit.engine.diff.fileview import FileView
+from patchkit.engine.diff.parse import Hunk
+from patchkit.engine.diff.placement import Placer, Plan, weight
 from patchkit.engine.structure import Scope
 from patchkit.model import Rule
 

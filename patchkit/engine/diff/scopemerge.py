@@ -15,9 +15,9 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from patchkit.engine.diffparse import Hunk, split_lines
-from patchkit.engine.fileview import FileView, common_prefix, squash
-from patchkit.engine.placement import Placer, Plan, by_surroundings, weight
+from patchkit.engine.diff.fileview import FileView, common_prefix, squash
+from patchkit.engine.diff.parse import Hunk, split_lines
+from patchkit.engine.diff.placement import Placer, Plan, by_surroundings, weight
 from patchkit.engine.structure import Scope, ScopePath
 from patchkit.gitrepo import MergeResult
 from patchkit.model import Candidate, Rule

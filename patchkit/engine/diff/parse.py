@@ -2,8 +2,8 @@
 
 Here: the values (:class:`FilePatch`, :class:`Hunk`) and the reading of each file's headers.
 Lines are kept as bytes with their own line endings, so CRLF files round-trip. Every path passes
-:func:`patchkit.engine.diffpaths.safe_relpath` before anything reads it, and modes git never
-writes are refused; a hunk's lines are read by :mod:`patchkit.engine.hunkbody`. A parsed diff is
+:func:`patchkit.engine.diff.paths.safe_relpath` before anything reads it, and modes git never
+writes are refused; a hunk's lines are read by :mod:`patchkit.engine.diff.hunks`. A parsed diff is
 remembered by its content, so the several readers of one patch in a run parse it once.
 """
 
@@ -16,9 +16,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from patchkit.engine.diffcheck import check_modes
-from patchkit.engine.diffpaths import ENCODING, safe_relpath, unquote
-from patchkit.engine.hunkbody import read_body, scan
+from patchkit.engine.diff.check import check_modes
+from patchkit.engine.diff.hunks import read_body, scan
+from patchkit.engine.diff.paths import ENCODING, safe_relpath, unquote
 from patchkit.errors import MalformedPatch, UnsupportedChange, shown
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*?)\r?\n?$", re.DOTALL)

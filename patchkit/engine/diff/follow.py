@@ -6,7 +6,7 @@ the hunk's most telling line: all in one file, a name upstream changed left out)
 files are parsed, and none when more are left than are tried. A definition with the same
 qualified name wins over look-alikes under other names; among several, the one whose body is
 nearest the base's (then git's rename partner); a close second is *ambiguous*, naming both. The base scope is then
-merged against that scope alone (:class:`~patchkit.engine.scopemerge.ScopeMerge`), so context
+merged against that scope alone (:class:`~patchkit.engine.diff.scopemerge.ScopeMerge`), so context
 lines upstream changed inside it are merged, not refused, when the patch's own lines are
 untouched.
 """
@@ -17,12 +17,12 @@ import dataclasses
 import difflib
 from collections.abc import Sequence
 
-from patchkit.engine.diffparse import split_lines
-from patchkit.engine.fileresult import FileResult, Job, file_result
-from patchkit.engine.fileview import FileView, squash
-from patchkit.engine.placement import Placer, Plan, base_at
-from patchkit.engine.relocate import retarget
-from patchkit.engine.scopemerge import ScopeMerge
+from patchkit.engine.diff.fileview import FileView, squash
+from patchkit.engine.diff.parse import split_lines
+from patchkit.engine.diff.placement import Placer, Plan, base_at
+from patchkit.engine.diff.relocate import retarget
+from patchkit.engine.diff.result import FileResult, Job, file_result
+from patchkit.engine.diff.scopemerge import ScopeMerge
 from patchkit.engine.structure import Scope, same_language_patterns
 from patchkit.model import ConflictDetail, Outcome, Placement, Step
 

@@ -17,9 +17,9 @@ from pathlib import Path, PurePosixPath
 
 import libcst as cst
 
-from patchkit.engine.diffpaths import is_git_internal
-from patchkit.engine.rewrite_base import Rewrite
-from patchkit.engine.rewrite_select import (
+from patchkit.engine.diff.paths import is_git_internal
+from patchkit.engine.rewrite.base import Rewrite
+from patchkit.engine.rewrite.select import (
     ANCHOR_RE,
     Selector,
     anchor_spec,

@@ -2,13 +2,13 @@
 
 A rewrite is a libcst ``CSTTransformer`` that names the file it was made on (``path``), may
 widen its search to other files (``search`` globs, ``needles`` regexes: see
-``patchkit.engine.rewrite_select``), and declares its anchors: qualified-name patterns
+``patchkit.engine.rewrite.select``), and declares its anchors: qualified-name patterns
 (``"Class.method"``, ``"*Experts._supports_current_device"``, a module-level assigned name) with
 the number of edit sites expected under them, an int or a ``(low, high)`` range. The base
 tracks the qualified scope, so a subclass writes ordinary ``leave_*`` methods, tests
 ``self.current_anchor`` (the anchor pattern enclosing the node) and at an edit site returns
 ``self.changed(new_node)`` or, where the change is already there, ``self.present(node)``.
-Nothing here reads files, parses, or caches: that is ``patchkit.engine.rewrite``.
+Nothing here reads files, parses, or caches: that is ``patchkit.engine.rewrite.run``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import ClassVar, TypeVar
 
 import libcst as cst
 
-from patchkit.engine.rewrite_select import AnchorSpec, Selector, from_counts, matches_any
+from patchkit.engine.rewrite.select import AnchorSpec, Selector, from_counts, matches_any
 
 NodeT = TypeVar("NodeT", bound=cst.CSTNode)
 T = TypeVar("T")

@@ -21,8 +21,8 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from patchkit.engine.diffparse import FilePatch, split_lines
-from patchkit.engine.fileresult import BlobReader, FileResult, Reader
+from patchkit.engine.diff.parse import FilePatch, split_lines
+from patchkit.engine.diff.result import BlobReader, FileResult, Reader
 from patchkit.engine.structure import Scope, ScopePath, ScopeTree, scopes_for
 from patchkit.model import ConflictDetail, Outcome, Rule, Step
 

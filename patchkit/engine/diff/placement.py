@@ -6,7 +6,7 @@ the order of the file's other hunks, the start/end-of-file anchors, the scope pa
 had at base (from :mod:`patchkit.engine.structure`), the lines around it at base, and the
 offset of its neighbours. When the evidence cannot decide, the hunk is ``ambiguous`` and the
 candidates are named; never the first match. Finding candidates is linear in the file (an
-index of lines, in :mod:`patchkit.engine.fileview`), so big diffs stay fast.
+index of lines, in :mod:`patchkit.engine.diff.fileview`), so big diffs stay fast.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from patchkit.engine.diffparse import Hunk
-from patchkit.engine.fileview import FileView, squash
+from patchkit.engine.diff.fileview import FileView, squash
+from patchkit.engine.diff.parse import Hunk
 from patchkit.engine.structure import Scope, ScopePath, language_of
 from patchkit.model import Candidate, Rule
 

@@ -4,11 +4,11 @@ For each file the chain is:
 
 1. **exact** — the file is the very blob the diff was made against: hunks go at their line
    numbers, and the result must be the blob its ``index`` line names.
-2. **placement by evidence** (:mod:`patchkit.engine.placement`) — the file differs: each hunk's
+2. **placement by evidence** (:mod:`patchkit.engine.diff.placement`) — the file differs: each hunk's
    context gives candidate places, narrowed by hunk order, file ends, scope paths, the lines
    around it at base and its neighbours' offsets; ``ambiguous`` when that cannot decide. A hunk
    whose new lines are already there is already upstream (also when only whitespace differs).
-3. **three-way** (:mod:`patchkit.engine.scopemerge`) — a hunk's context is gone: merged from the base
+3. **three-way** (:mod:`patchkit.engine.diff.scopemerge`) — a hunk's context is gone: merged from the base
    blob scope by scope (or the whole file, scope-checked); conflicts stop the patch with
    labelled markers for a person.
 
@@ -21,8 +21,13 @@ import dataclasses
 import itertools
 from collections.abc import Sequence
 
-from patchkit.engine.diffparse import FilePatch, Hunk, split_lines
-from patchkit.engine.fileresult import (
+from patchkit.engine.diff.fileview import FileView
+from patchkit.engine.diff.follow import follow, follow_file
+from patchkit.engine.diff.onesided import place_one_sided
+from patchkit.engine.diff.parse import FilePatch, Hunk, split_lines
+from patchkit.engine.diff.placement import Placer, Plan, place, replacement
+from patchkit.engine.diff.relocate import GOOD, Finder, elsewhere, moved_file, scopes_gone
+from patchkit.engine.diff.result import (
     BlobReader,
     FileResult,
     Job,
@@ -32,13 +37,8 @@ from patchkit.engine.fileresult import (
     file_result,
     stopped,
 )
-from patchkit.engine.fileview import FileView
-from patchkit.engine.follow import follow, follow_file
-from patchkit.engine.onesided import place_one_sided
-from patchkit.engine.placement import Placer, Plan, place, replacement
-from patchkit.engine.relocate import GOOD, Finder, elsewhere, moved_file, scopes_gone
-from patchkit.engine.resultcheck import checked
-from patchkit.engine.scopemerge import Edit, ScopeMerge, Stop, apply_at_base, misplaced
+from patchkit.engine.diff.resultcheck import checked
+from patchkit.engine.diff.scopemerge import Edit, ScopeMerge, Stop, apply_at_base, misplaced
 from patchkit.gitrepo import blob_id
 from patchkit.model import ConflictDetail, FileChange, Outcome, Placement, Rule, Step
 
@@ -60,7 +60,7 @@ def apply_file(
 ) -> FileResult:
     """Apply one file's part of a diff to the file as ``read`` returns it; with a ``finder``,
     follow the code to where it moved. A result is written only when it passes the structural
-    check (:mod:`patchkit.engine.resultcheck`)."""
+    check (:mod:`patchkit.engine.diff.resultcheck`)."""
     result = _apply_file(fp, read, blob, merge, label, explain=explain, finder=finder)
     return checked(fp, result, read, blob)
 

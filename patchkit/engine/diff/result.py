@@ -1,5 +1,5 @@
 """What applying one file's part of a diff needs (:class:`Job`) and gives (:class:`FileResult`),
-the results every step of :mod:`patchkit.engine.diffapply` builds, and a patch's result from
+the results every step of :mod:`patchkit.engine.diff.apply` builds, and a patch's result from
 its files' (:func:`combine`, by the one rule of :mod:`patchkit.engine.verdict`)."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from patchkit.engine.diffparse import FilePatch
+from patchkit.engine.diff.parse import FilePatch
 from patchkit.engine.verdict import patch_outcome
 from patchkit.gitrepo import MergeResult
 from patchkit.model import ConflictDetail, FileChange, Outcome, PatchResult, Placement, Step
 
 if TYPE_CHECKING:
-    from patchkit.engine.relocate import Finder
+    from patchkit.engine.diff.relocate import Finder
 
 Reader = Callable[[str], bytes | None]
 BlobReader = Callable[[str], bytes | None]

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from functools import cached_property
 
-from patchkit.engine.diffparse import Hunk
+from patchkit.engine.diff.parse import Hunk
 from patchkit.engine.structure import ScopePath, ScopeTree, scopes_for
 
 _SPACE = re.compile(rb"\s+")

@@ -17,8 +17,8 @@ from typing import Any
 
 from patchkit.cache import Cache
 from patchkit.engine.fingerprint import engine_fingerprint
-from patchkit.engine.rewrite_report import FileRun, Site, Tally
-from patchkit.engine.rewrite_select import AnchorSpec, Selector
+from patchkit.engine.rewrite.report import FileRun, Site, Tally
+from patchkit.engine.rewrite.select import AnchorSpec, Selector
 
 ENGINE_VERSION = "3"
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from patchkit.errors import UnsupportedChange
 
 if TYPE_CHECKING:
-    from patchkit.engine.diffparse import FilePatch
+    from patchkit.engine.diff.parse import FilePatch
 
 _HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
 _WRITABLE = (0o100644, 0o100755)

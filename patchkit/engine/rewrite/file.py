@@ -11,11 +11,11 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from patchkit.engine import resultcheck
-from patchkit.engine.rewrite_base import Rewrite
-from patchkit.engine.rewrite_load import describe
-from patchkit.engine.rewrite_outcome import judge
-from patchkit.engine.rewrite_report import (
+from patchkit.engine.diff import resultcheck
+from patchkit.engine.rewrite.base import Rewrite
+from patchkit.engine.rewrite.load import describe
+from patchkit.engine.rewrite.outcome import judge
+from patchkit.engine.rewrite.report import (
     STRUCTURE,
     FileReport,
     FileRun,

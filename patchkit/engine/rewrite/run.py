@@ -1,19 +1,19 @@
 """Run rewrite patches: load the module, find the files its rewrites take, rewrite, judge, cache.
 
 A rewrite patch is a Python module in a patch set holding one or more ``Rewrite`` subclasses
-(see ``patchkit.engine.rewrite_base``), loaded and checked by ``rewrite_load``. Here: a whole
+(see ``patchkit.engine.rewrite.base``), loaded and checked by ``load``. Here: a whole
 patch's run, and the public names rewrites and tools import. ``run_rewrite_patch`` never raises
 for a broken patch or a drifted tree: every result is a ``PatchResult`` value. It
 
-1. lists the candidate files of each rewrite from text alone (``patchkit.engine.rewrite_select``): its
+1. lists the candidate files of each rewrite from text alone (``patchkit.engine.rewrite.select``): its
    home file, plus the files under its ``search`` globs that pass the text prefilter;
 2. looks each file's result up in the cache, keyed by the rewrite module's source (and declared
    files), the path, the input bytes and the engine's own source;
-3. otherwise (``rewrite_file``) parses with libcst once (no metadata providers), runs the
+3. otherwise (``file``) parses with libcst once (no metadata providers), runs the
    rewrites that take the file, checks that the output parses (``ast``) and that a second run on the tree libcst holds
    changes nothing and finds every site present, and prints once; files are rewritten in
    parallel processes when several miss the cache (``prewarm``: across a whole series);
-4. judges each anchor (``rewrite_outcome``) over every candidate file together: its count (or range) of edit sites,
+4. judges each anchor (``outcome``) over every candidate file together: its count (or range) of edit sites,
    and where each was found, so a rewrite follows code that moved to another file or function.
 """
 
@@ -27,13 +27,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from patchkit.engine import rewrite_cache
-from patchkit.engine.rewrite_base import Rewrite
-from patchkit.engine.rewrite_file import rewrite_file, rewrite_source
-from patchkit.engine.rewrite_load import load_rewrites, rewrite_paths, rewrite_selectors
-from patchkit.engine.rewrite_outcome import RewriteRun, conclude, module_sha, patch_result
-from patchkit.engine.rewrite_report import AnchorReport, FileReport, FileRun, Site
-from patchkit.engine.rewrite_select import Lister, Selector, candidates
+from patchkit.engine.rewrite import cache
+from patchkit.engine.rewrite.base import Rewrite
+from patchkit.engine.rewrite.file import rewrite_file, rewrite_source
+from patchkit.engine.rewrite.load import load_rewrites, rewrite_paths, rewrite_selectors
+from patchkit.engine.rewrite.outcome import RewriteRun, conclude, module_sha, patch_result
+from patchkit.engine.rewrite.report import AnchorReport, FileReport, FileRun, Site
+from patchkit.engine.rewrite.select import Lister, Selector, candidates
 from patchkit.errors import ConfigError
 from patchkit.model import Outcome, PatchResult, Step
 
@@ -80,7 +80,7 @@ def _loaded(file: Path, files: Sequence[str]) -> tuple[list[type[Rewrite]], str]
             "`search` that they change at the lock",
         )
     key = module_sha(Path(file).read_bytes(), files)
-    rewrite_cache.store_selectors(key, selectors)
+    cache.store_selectors(key, selectors)
     return classes, key
 
 
@@ -96,7 +96,7 @@ def run_rewrites(
     runs, jobs = _lookup(file, key, taken, read)
     for job, run in zip(jobs, _run_jobs(jobs), strict=True):
         if not run.failure:
-            rewrite_cache.store(key, job.classes, run, job.data)
+            cache.store(key, job.classes, run, job.data)
         runs[job.path] = run
     runs_in_order = tuple(runs[p] for p in taken)
     seen = {s.rewrite for chosen in taken.values() for s in chosen}
@@ -128,7 +128,7 @@ def prewarm(
     jobs.sort(key=lambda job: -len(job.data))  # the largest file starts first
     for job, run in zip(jobs, _run_jobs(jobs), strict=True):
         if not run.failure:
-            rewrite_cache.store(job.module_sha, job.classes, run, job.data)
+            cache.store(job.module_sha, job.classes, run, job.data)
 
 
 def _lookup(
@@ -140,7 +140,7 @@ def _lookup(
     for path, chosen in taken.items():
         data = read(path) or b""
         names = tuple(s.rewrite for s in chosen)
-        cached = rewrite_cache.load(key, path, names, data)
+        cached = cache.load(key, path, names, data)
         if cached is not None:
             runs[path] = cached
         else:

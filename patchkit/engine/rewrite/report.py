@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from patchkit.engine.rewrite_select import AnchorSpec
+from patchkit.engine.rewrite.select import AnchorSpec
 from patchkit.engine.verdict import patch_outcome
 from patchkit.model import Outcome
 
@@ -36,7 +36,7 @@ class Tally:
     code: str = ""  # the first definition's source, for conflict reports
 
 
-# A run whose output fails the structural check (:mod:`patchkit.engine.resultcheck`) says so
+# A run whose output fails the structural check (:mod:`patchkit.engine.diff.resultcheck`) says so
 # first: its file is a conflict (upstream has the code its own way), not a broken rewrite.
 STRUCTURE = "its result fails the structural check: "
 
