@@ -1,7 +1,7 @@
 """The data model: targets and their lock, patch sets and patches, outcomes.
 
-Plain frozen dataclasses; they are built by the loaders (``lock.py``, ``patchset.py``) and passed
-around by value. Nothing here does I/O.
+Plain frozen dataclasses; they are built by the loaders (``project/lock.py``, ``project/sets.py``)
+and passed around by value. Nothing here does I/O.
 """
 
 from __future__ import annotations
