@@ -21,10 +21,10 @@ from patchkit.export import sections as s
 from patchkit.export.claims import Verification, read_verification
 from patchkit.export.identity import Identity
 from patchkit.export.sections import Dependency, Facts
-from patchkit.export.settings import load_settings
 from patchkit.export.template import CUT_MARK, fill_template, headings, load_template
 from patchkit.export.titles import conventional_title, title_for, vllm_title
 from patchkit.model import LockEntry, PatchMeta, PrState
+from patchkit.project.export_settings import load_settings
 from patchkit.trust.names import one_line_identity
 from patchkit.verification.records import set_root_of
 

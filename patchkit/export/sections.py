@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from datetime import date
 
 from patchkit.export.claims import Verification, result_text
-from patchkit.export.settings import ExportSettings
 from patchkit.model import PatchMeta, PrState, TestSpec
+from patchkit.project.export_settings import ExportSettings
 
 
 @dataclass(frozen=True)
