@@ -24,7 +24,7 @@ from patchkit.model import (
 
 if TYPE_CHECKING:  # the diff engine is imported when a diff runs
     from patchkit.engine.diff.parse import FilePatch
-    from patchkit.engine.diff.relocate import Finder
+    from patchkit.engine.diff.result import Finder
 
 Reader = Callable[[str], bytes | None]
 Lister = Callable[[str], list[str]]  # directory ("" for the root) -> file paths under it

@@ -26,10 +26,11 @@ from patchkit.engine.diff.follow import follow, follow_file
 from patchkit.engine.diff.onesided import place_one_sided
 from patchkit.engine.diff.parse import FilePatch, Hunk, split_lines
 from patchkit.engine.diff.placement import Placer, Plan, place, replacement
-from patchkit.engine.diff.relocate import GOOD, Finder, elsewhere, moved_file, scopes_gone
+from patchkit.engine.diff.relocate import GOOD, elsewhere, moved_file, scopes_gone
 from patchkit.engine.diff.result import (
     BlobReader,
     FileResult,
+    Finder,
     Job,
     Merger,
     Reader,
@@ -39,6 +40,7 @@ from patchkit.engine.diff.result import (
 )
 from patchkit.engine.diff.resultcheck import checked
 from patchkit.engine.diff.scopemerge import Edit, ScopeMerge, Stop, apply_at_base, misplaced
+from patchkit.engine.diff.wholefile import deleted_file, new_file
 from patchkit.gitrepo import blob_id
 from patchkit.model import ConflictDetail, FileChange, Outcome, Placement, Rule, Step
 
@@ -80,7 +82,7 @@ def _apply_file(
         return stopped(Outcome.FAILED, path, "binary", "binary changes are not applied by patchkit")
     current = read(fp.old_path) if fp.old_path else read(path)
     if fp.old_path is None:
-        return _new_file(fp, current)
+        return new_file(fp, current)
     job = Job(fp, blob, merge, label, explain, finder, read)
     if current is None:
         moved = moved_file(job, apply_content)
@@ -89,7 +91,7 @@ def _apply_file(
         why = f"{fp.old_path} does not exist in the tree"
         return moved or stopped(Outcome.GONE, path, "file", why)
     if fp.new_path is None:
-        return _deleted_file(fp, current)
+        return deleted_file(fp, current)
     if fp.new_path != fp.old_path and read(fp.new_path) is not None:
         why = f"the patch renames {fp.old_path} to {fp.new_path}, but {fp.new_path} already exists"
         return stopped(Outcome.CONFLICT, path, "rename", why)
@@ -372,32 +374,3 @@ def _no_base(fp: FilePatch, missing: list[Plan]) -> FileResult:
     return FileResult(
         Outcome.CONFLICT, Step.NONE, details=tuple(_detail(fp.path, p.hunk, why) for p in missing)
     )
-
-
-def _new_file(fp: FilePatch, current: bytes | None) -> FileResult:
-    content = b"".join(h for hunk in fp.hunks for h in hunk.new)
-    if fp.new_blob and not blob_id(content).startswith(fp.new_blob):
-        return corrupt(fp, f"its hunks do not make blob {fp.new_blob[:12]} as its index line says")
-    if current is None:
-        mode = fp.new_mode or 0o100644
-        return FileResult(Outcome.APPLIED, Step.EXACT, FileChange(fp.path, content, mode=mode))
-    if current == content:
-        return FileResult(Outcome.UPSTREAMED, Step.PROBE)
-    why = "the patch creates this file, but it already exists with other content"
-    return stopped(Outcome.CONFLICT, fp.path, "new file", why, current)
-
-
-def _deleted_file(fp: FilePatch, current: bytes) -> FileResult:
-    """A deletion removes the file only when its hunks remove every line of it: the content
-    of the diff wins over its ``index`` line."""
-    expected = b"".join(h for hunk in fp.hunks for h in hunk.old)
-    if current == expected:
-        return FileResult(Outcome.APPLIED, Step.EXACT, FileChange(fp.path, None))
-    if fp.old_blob and blob_id(current).startswith(fp.old_blob):
-        return corrupt(
-            fp,
-            f"it deletes {fp.path}, but its hunks remove {len(split_lines(expected))} of its "
-            f"{len(split_lines(current))} lines; its index line and its hunks disagree",
-        )
-    why = "the patch deletes this file, but its content differs from what the patch expects"
-    return stopped(Outcome.CONFLICT, fp.path, "deleted file", why)

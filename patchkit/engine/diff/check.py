@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from patchkit.errors import UnsupportedChange
-
-if TYPE_CHECKING:
-    from patchkit.engine.diff.parse import FilePatch
 
 _HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
 _WRITABLE = (0o100644, 0o100755)
@@ -55,18 +51,19 @@ def stray_lines(text: str) -> list[tuple[int, str, str]]:
     return stray
 
 
-def _refuse(fp: FilePatch, source: Path, mode: int) -> None:
+def _refuse(path: str, source: Path, mode: int) -> None:
     kind = _KINDS.get(mode & 0o170000)
     what = f"makes it {kind}" if kind else f"gives it mode {mode:06o}"
     raise UnsupportedChange(
-        f"{source}: refuses the change to {fp.path}: the diff {what}; patchkit writes only "
+        f"{source}: refuses the change to {path}: the diff {what}; patchkit writes only "
         "regular files with mode 100644 or 100755",
         hint="make the link, submodule or special mode in a build step, not in a patch",
     )
 
 
-def check_modes(fp: FilePatch, source: Path) -> None:
-    """Refuse setuid/setgid or invalid modes and type changes (links, gitlinks, directories)."""
-    for mode in (fp.old_mode, fp.new_mode):
+def check_modes(path: str, modes: tuple[int | None, int | None], source: Path) -> None:
+    """Refuse setuid/setgid or invalid modes and type changes (links, gitlinks, directories):
+    ``modes`` are the file's old and new mode in the diff from ``source``."""
+    for mode in modes:
         if mode is not None and mode not in _WRITABLE:
-            _refuse(fp, source, mode)
+            _refuse(path, source, mode)

@@ -380,5 +380,5 @@ class _Parser:
             hunks=tuple(current.hunks),
             binary=current.binary,
         )
-        check_modes(fp, self.source)
+        check_modes(fp.path, (fp.old_mode, fp.new_mode), self.source)
         self.files.append(fp)

@@ -1,21 +1,20 @@
 """Following code that moved: a file renamed between the base and the target commit, or the
 patched scope (a function, a class) gone from its file and found in another one.
 
-A :class:`Finder` answers two questions about the target tree (``ops.port`` asks git); the
-hunks are then placed in the new file by the same evidence as anywhere else, and each
-placement names the path the diff was made for.
+A :class:`~patchkit.engine.diff.result.Finder` (a job's) answers two questions about the target
+tree (``ops.port`` asks git); the hunks are then placed in the new file by the same evidence as
+anywhere else, and each placement names the path the diff was made for.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import Protocol
 
 from patchkit.engine.diff.fileview import FileView
 from patchkit.engine.diff.parse import FilePatch, split_lines
 from patchkit.engine.diff.placement import Placer, Plan, base_at
-from patchkit.engine.diff.result import FileResult, Job
+from patchkit.engine.diff.result import FileResult, Finder, Job
 from patchkit.engine.structure import same_language_patterns
 from patchkit.model import ConflictDetail, Outcome, Step
 
@@ -23,16 +22,6 @@ Apply = Callable[[Job, bytes], FileResult]
 
 Reader = Callable[[str], bytes | None]
 _LOOKED_AT = 12  # candidate files tried at most, per scope
-
-
-class Finder(Protocol):
-    def renamed(self, path: str) -> str | None:
-        """Where the file at ``path`` in the base commit is in the target (None: not renamed)."""
-        ...
-
-    def files_with(self, text: str, patterns: Sequence[str]) -> list[str]:
-        """Files of the target tree holding ``text``, among those ``patterns`` match."""
-        ...
 
 
 def retarget(fp: FilePatch, path: str) -> FilePatch:

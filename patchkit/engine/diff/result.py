@@ -6,19 +6,28 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from patchkit.engine.diff.parse import FilePatch
 from patchkit.engine.verdict import patch_outcome
 from patchkit.gitrepo import MergeResult
 from patchkit.model import ConflictDetail, FileChange, Outcome, PatchResult, Placement, Step
 
-if TYPE_CHECKING:
-    from patchkit.engine.diff.relocate import Finder
-
 Reader = Callable[[str], bytes | None]
 BlobReader = Callable[[str], bytes | None]
 Merger = Callable[[bytes, bytes, bytes, tuple[str, str, str]], MergeResult]
+
+
+class Finder(Protocol):
+    """Where moved code went in the target tree (:mod:`patchkit.engine.diff.relocate` asks)."""
+
+    def renamed(self, path: str) -> str | None:
+        """Where the file at ``path`` in the base commit is in the target (None: not renamed)."""
+        ...
+
+    def files_with(self, text: str, patterns: Sequence[str]) -> list[str]:
+        """Files of the target tree holding ``text``, among those ``patterns`` match."""
+        ...
 
 
 @dataclass(frozen=True)
