@@ -20,10 +20,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from patchkit import progress
 from patchkit.engine.series import Blobs
 from patchkit.errors import ConfigError, RebaseStopped
-from patchkit.model import Outcome, UpstreamStatus
-from patchkit.ops.context import Project, load_project
+from patchkit.model import Lock, LockEntry, Outcome, PatchMeta, UpstreamStatus
+from patchkit.ops.apply import apply
+from patchkit.ops.context import Project, blobs_for, load_project
 from patchkit.ops.rebase_conflicts import (
     PatchRebase,
     RebaseReport,
@@ -47,11 +49,14 @@ from patchkit.ops.rebase_run import (
     new_diff,
 )
 from patchkit.ops.rebase_verify import Proof, moved_lock, verify_carried
+from patchkit.ops.verify import verify_applied
 from patchkit.project.lock import move_lock
 from patchkit.project.writer import project_lock
 from patchkit.targets import pins_in
 from patchkit.upstream.history import History, Point, open_history, read_at
-from patchkit.workspace.tree import Tree
+from patchkit.upstream.sources import UpstreamRepo, fetch
+from patchkit.verification.run import VerifyReport
+from patchkit.workspace.tree import Tree, checkout_tree
 
 
 # -- the API ----------------------------------------------------------------------------------
@@ -162,7 +167,7 @@ def _open(project: Project, target: str, history: History | None, directory: Pat
     old = hist.start()
     hist.commit(old)  # the pinned base: its blobs are the three-way merges' base
     blobs = Blobs([hist.repo.path])
-    return Run(project, entry, patches, hist, blobs, old, old, directory)
+    return Run(project.root, project.lock, entry, patches, hist, blobs, old, old, directory)
 
 
 def _close(run: Run, owns_history: bool) -> None:
@@ -192,7 +197,7 @@ def _conclude(run: Run, state: RebaseState, evals: list[Eval]) -> RebaseReport:
         report = replace(report, proof=_prove(run, state, evals, report, files, pins))
         if report.verify_failed and not state.allow_pending:
             return _stop(run, state, [], replace(report, lock_moved=False, stopped=True))
-    lock = run.project.lock.path
+    lock = run.lock.path
     move_lock(lock, run.entry.name, version=run.label, commit=report.commit, pins=pins, files=files)
     drop_state(run.directory, run.history.repo)
     return report
@@ -208,7 +213,7 @@ def _prove(
 ) -> Proof:
     """The carried series, as it would be published, verified on a fresh tree of the new
     release: the tests of the patches whose change moved."""
-    lock = moved_lock(run.project.lock, run.entry.name, run.label, report.commit, pins)
+    lock = moved_lock(run.lock, run.entry.name, run.label, report.commit, pins)
     kept = (Outcome.UPSTREAMED,)  # retired by this rebase: upstream has it
     series = [
         ev.meta
@@ -217,6 +222,7 @@ def _prove(
     ]
     changed = [p.id for p in report.patches if p.outcome in CHANGED]
     return verify_carried(
+        tests=_fresh_tree_tests,
         lock=lock,
         target=run.entry.name,
         series=series,
@@ -224,6 +230,32 @@ def _prove(
         changed=changed,
         python=state.python,
     )
+
+
+def _fresh_tree_tests(
+    lock: Lock,
+    entry: LockEntry,
+    patches: list[PatchMeta],
+    changed: Sequence[str],
+    tmp: Path,
+    python: str | None,
+) -> VerifyReport:
+    """``patches`` applied to a fresh tree of ``entry``'s release under ``tmp`` and the tests
+    of ``changed`` run there, by the ``apply`` and ``verify`` verbs."""
+    with UpstreamRepo(entry.name) as repo:
+        path = fetch(entry, into=tmp / entry.name).path
+        try:
+            tree = checkout_tree(path, entry.name)
+            blobs = blobs_for(entry, tree)
+            try:
+                apply(tree=tree, entry=entry, patches=patches, blobs=blobs)
+            finally:
+                blobs.close()
+            verified = [p for p in patches if p.id in changed]
+            with progress.step(f"verifying {', '.join(changed)} on {entry.name} {entry.version}"):
+                return verify_applied(tree=tree, lock=lock, patches=verified, python=python)
+        finally:
+            repo.remove_tree(path)
 
 
 def _stop(run: Run, state: RebaseState, evals: list[Eval], report: RebaseReport) -> RebaseReport:

@@ -14,8 +14,7 @@ from patchkit.engine.diff.make import FileDelta, unified_diff
 from patchkit.engine.probe import Prober, series_at
 from patchkit.engine.series import Blobs, Reader, touched_paths
 from patchkit.errors import PatchkitError
-from patchkit.model import LockEntry, Outcome, PatchKind, PatchMeta, PatchResult
-from patchkit.ops.context import Project
+from patchkit.model import Lock, LockEntry, Outcome, PatchKind, PatchMeta, PatchResult
 from patchkit.ops.rebase_conflicts import (
     Bisected,
     PatchRebase,
@@ -35,7 +34,8 @@ CHANGED = (Outcome.CARRIED, Outcome.PARTLY_UPSTREAMED)  # moved or merged: its p
 class Run:
     """One rebase in progress: the real objects, built once."""
 
-    project: Project
+    root: Path  # the project's
+    lock: Lock  # the project's, as it was when the rebase started
     entry: LockEntry
     patches: list[PatchMeta]
     history: History
@@ -130,7 +130,7 @@ def _judge(run: Run, ev: Eval, prober: Callable[[], Prober]) -> PatchRebase:
         message,
         result.placements,
         kind=ev.meta.kind.value,
-        patch_file=_relative(run.project.root, ev.meta.file),
+        patch_file=_relative(run.root, ev.meta.file),
         absorbed=absorbed,
     )
 

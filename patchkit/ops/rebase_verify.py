@@ -10,12 +10,18 @@ other, with the new release's version, so ``status`` and ``matrix`` show them.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from patchkit.model import Lock, LockEntry, PatchMeta, SourceKind
 from patchkit.verification.run import Result, VerifyReport
+
+# (lock, its target's entry, the staged series, the patches to test, a scratch directory,
+# the interpreter): the series applied to a fresh tree of the release and those tests run there
+FreshTests = Callable[
+    [Lock, LockEntry, list[PatchMeta], Sequence[str], Path, str | None], VerifyReport
+]
 
 
 @dataclass(frozen=True)
@@ -80,9 +86,11 @@ def verify_carried(
     refreshed: dict[Path, bytes],
     changed: Sequence[str],
     python: str | None,
+    tests: FreshTests,
 ) -> Proof:
     """Apply ``series`` (as the rebase would publish it) to a fresh tree of ``lock``'s
-    ``target`` and run the tests of ``changed``."""
+    ``target`` and run the tests of ``changed`` (``tests`` does both: the verbs' own apply and
+    verify, handed in by the rebase verb)."""
     entry = lock.targets[target]
     if not changed:
         return Proof(())
@@ -90,39 +98,8 @@ def verify_carried(
         return Proof(tuple(changed), unverified=_why_not(entry, series))
     with tempfile.TemporaryDirectory(prefix="patchkit-rebase-verify-") as tmp:
         patches = staged(series, refreshed, Path(tmp) / "patches")
-        report = _run(lock, entry, patches, changed, Path(tmp), python)
+        report = tests(lock, entry, patches, changed, Path(tmp), python)
     return Proof(tuple(changed), report)
-
-
-def _run(
-    lock: Lock,
-    entry: LockEntry,
-    patches: list[PatchMeta],
-    changed: Sequence[str],
-    tmp: Path,
-    python: str | None,
-) -> VerifyReport:
-    from patchkit import progress
-    from patchkit.ops.apply import apply
-    from patchkit.ops.context import blobs_for
-    from patchkit.ops.verify import verify_applied
-    from patchkit.upstream.sources import UpstreamRepo, fetch
-    from patchkit.workspace.tree import checkout_tree
-
-    with UpstreamRepo(entry.name) as repo:
-        path = fetch(entry, into=tmp / entry.name).path
-        try:
-            tree = checkout_tree(path, entry.name)
-            blobs = blobs_for(entry, tree)
-            try:
-                apply(tree=tree, entry=entry, patches=patches, blobs=blobs)
-            finally:
-                blobs.close()
-            verified = [p for p in patches if p.id in changed]
-            with progress.step(f"verifying {', '.join(changed)} on {entry.name} {entry.version}"):
-                return verify_applied(tree=tree, lock=lock, patches=verified, python=python)
-        finally:
-            repo.remove_tree(path)
 
 
 def _why_not(entry: LockEntry, series: Sequence[PatchMeta]) -> str:
