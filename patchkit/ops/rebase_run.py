@@ -22,7 +22,7 @@ from patchkit.ops.rebase_conflicts import (
     worktree_fixes,
     worktree_of,
 )
-from patchkit.rebase.bisect import trace_patch
+from patchkit.rebasing.bisect import trace_patch
 from patchkit.upstream.history import History, Point, same_files
 from patchkit.workspace.tree import Tree
 

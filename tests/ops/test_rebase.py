@@ -20,7 +20,7 @@ from patchkit.model import Outcome
 from patchkit.ops.apply import apply
 from patchkit.ops.context import load_project
 from patchkit.ops.rebase import RebaseReport, abort_rebase, continue_rebase, rebase
-from patchkit.rebase.bisect import first_change
+from patchkit.rebasing.bisect import first_change
 from patchkit.upstream.history import Point
 from patchkit.verification.records import records_path
 from patchkit.workspace.tree import checkout_tree
