@@ -55,7 +55,7 @@ _API = {
     "ResetReport": "patchkit.workspace.reset:ResetReport",
     "RecordReport": "patchkit.ops.record:RecordReport",
     "PortReport": "patchkit.ops.port:PortReport",
-    "RebaseReport": "patchkit.ops.rebase_conflicts:RebaseReport",
+    "RebaseReport": "patchkit.rebasing.conflicts:RebaseReport",
     "RetireReport": "patchkit.ops.retire:RetireReport",
     "VerifyReport": "patchkit.verification.run:VerifyReport",
     "ExportReport": "patchkit.export.results:ExportReport",
@@ -138,7 +138,6 @@ if TYPE_CHECKING:  # what type checkers and editors see
     from patchkit.ops.import_ import ImportReport, import_patches
     from patchkit.ops.port import PortReport, port
     from patchkit.ops.rebase import abort_rebase, continue_rebase, rebase
-    from patchkit.ops.rebase_conflicts import RebaseReport
     from patchkit.ops.record import RecordReport
     from patchkit.ops.record import record_target as record
     from patchkit.ops.reset import reset_target as reset
@@ -148,5 +147,6 @@ if TYPE_CHECKING:  # what type checkers and editors see
     from patchkit.ops.status import status_target as status
     from patchkit.ops.upstream_check import UpstreamCheckReport, upstream_check
     from patchkit.ops.verify import verify_target as verify
+    from patchkit.rebasing.conflicts import RebaseReport
     from patchkit.verification.run import VerifyReport
     from patchkit.workspace.reset import ResetReport

@@ -7,8 +7,8 @@ blobs, or the rewrite re-run. Outcomes: ``applied`` (its files did not change up
 for a person. Bisection names the first release where a patch broke or was absorbed.
 
 Here: the verb's three entry points and how a run ends; the run itself (series and judging)
-is :mod:`patchkit.ops.rebase_run`, the worktree, state and report of a stop
-:mod:`patchkit.ops.rebase_conflicts`. The project's files (patches, metadata,
+is :mod:`patchkit.rebasing.run`, the worktree, state and report of a stop
+:mod:`patchkit.rebasing.conflicts`. The project's files (patches, metadata,
 ``upstream.lock``) change only at the end, together.
 A stop leaves a worktree with conflict markers and a report under the cache; ``--continue``
 records the person's fixes from that worktree, ``--abort`` forgets it all.
@@ -26,7 +26,10 @@ from patchkit.errors import ConfigError, RebaseStopped
 from patchkit.model import Lock, LockEntry, Outcome, PatchMeta, UpstreamStatus
 from patchkit.ops.apply import apply
 from patchkit.ops.context import Project, blobs_for, load_project
-from patchkit.ops.rebase_conflicts import (
+from patchkit.ops.verify import verify_applied
+from patchkit.project.lock import move_lock
+from patchkit.project.writer import project_lock
+from patchkit.rebasing.conflicts import (
     PatchRebase,
     RebaseReport,
     RebaseState,
@@ -38,8 +41,8 @@ from patchkit.ops.rebase_conflicts import (
     worktree_of,
     write_conflicted,
 )
-from patchkit.ops.rebase_report import write_report
-from patchkit.ops.rebase_run import (
+from patchkit.rebasing.report import write_report
+from patchkit.rebasing.run import (
     CHANGED,
     Eval,
     Run,
@@ -48,10 +51,7 @@ from patchkit.ops.rebase_run import (
     judge_all,
     new_diff,
 )
-from patchkit.ops.rebase_verify import Proof, moved_lock, verify_carried
-from patchkit.ops.verify import verify_applied
-from patchkit.project.lock import move_lock
-from patchkit.project.writer import project_lock
+from patchkit.rebasing.verify import Proof, moved_lock, verify_carried
 from patchkit.targets import pins_in
 from patchkit.upstream.history import History, Point, open_history, read_at
 from patchkit.upstream.sources import UpstreamRepo, fetch

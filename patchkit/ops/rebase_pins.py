@@ -9,9 +9,9 @@ from typing import Any
 
 from patchkit.ops.context import Project, load_project
 from patchkit.ops.rebase import rebase
-from patchkit.ops.rebase_conflicts import RebaseReport
 from patchkit.project.lock import pins_to_move
 from patchkit.project.writer import project_lock, write_project
+from patchkit.rebasing.conflicts import RebaseReport
 
 
 @dataclass(frozen=True)

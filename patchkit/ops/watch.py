@@ -25,10 +25,10 @@ from patchkit.model import LockEntry, Outcome, PatchMeta, PrState, SourceKind
 from patchkit.ops.context import Project, load_project
 from patchkit.ops.matrix import matrix
 from patchkit.ops.rebase import rebase
-from patchkit.ops.rebase_conflicts import PatchRebase, RebaseReport
 from patchkit.ops.retire import retire
 from patchkit.ops.upstream_check import check_patch
 from patchkit.ops.verify_ray import verify_on_ray
+from patchkit.rebasing.conflicts import PatchRebase, RebaseReport
 from patchkit.upstream.github import Gh
 from patchkit.upstream.history import History, Point, open_history
 from patchkit.upstream.sources import GitMirror

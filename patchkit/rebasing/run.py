@@ -15,14 +15,14 @@ from patchkit.engine.probe import Prober, series_at
 from patchkit.engine.series import Blobs, Reader, touched_paths
 from patchkit.errors import PatchkitError
 from patchkit.model import Lock, LockEntry, Outcome, PatchKind, PatchMeta, PatchResult
-from patchkit.ops.rebase_conflicts import (
+from patchkit.rebasing.bisect import trace_patch
+from patchkit.rebasing.conflicts import (
     Bisected,
     PatchRebase,
     manual_result,
     worktree_fixes,
     worktree_of,
 )
-from patchkit.rebasing.bisect import trace_patch
 from patchkit.upstream.history import History, Point, same_files
 from patchkit.workspace.tree import Tree
 

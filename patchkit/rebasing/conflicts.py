@@ -33,7 +33,7 @@ from patchkit.upstream.history import Point
 from patchkit.workspace.tree import Tree, write_file
 
 if TYPE_CHECKING:
-    from patchkit.ops.rebase_verify import Proof
+    from patchkit.rebasing.verify import Proof
 
 STATE = "state.json"
 

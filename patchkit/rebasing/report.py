@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from patchkit.model import Outcome
-from patchkit.ops.rebase_conflicts import PatchRebase, RebaseReport
+from patchkit.rebasing.conflicts import PatchRebase, RebaseReport
 
 REPORT_MD = "conflicts.md"
 REPORT_JSON = "conflicts.json"
