@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from patchkit.engine.series import Blobs, Given, Overlay, series_steps, touched_paths
 from patchkit.errors import PatchkitError
 from patchkit.model import Outcome, PatchMeta, PatchResult
-from patchkit.upstream.history import History, HistoryFinder, Point, list_at, modes_at, read_at
+from patchkit.upstream.history import History, Point, list_at, modes_at, read_at
+from patchkit.upstream.moved import HistoryFinder
 
 
 def series_at(

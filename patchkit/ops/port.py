@@ -17,7 +17,7 @@ from patchkit.engine.series import Blobs, run_patch, touched_paths
 from patchkit.errors import ConfigError, SourceError, TreeError
 from patchkit.gitrepo import GitRepo, blob_id
 from patchkit.model import FileChange, Outcome, PatchKind, PatchMeta, PatchResult
-from patchkit.upstream.history import HistoryFinder
+from patchkit.upstream.moved import HistoryFinder
 from patchkit.upstream.refs import resolve_release_ref
 from patchkit.workspace.locks import writing
 from patchkit.workspace.state import StateStore

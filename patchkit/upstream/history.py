@@ -239,25 +239,3 @@ def list_at(repo: GitRepo, commit: str) -> Callable[[str], list[str]]:
         return sorted(repo.ls_tree(commit, [directory] if directory else []))
 
     return listing
-
-
-# -- where moved code went --------------------------------------------------------------------
-@dataclass
-class HistoryFinder:
-    """Where moved code went between commit ``old`` and commit ``new`` (None: the checkout's
-    files as they are, its renames counted up to HEAD): git's renames, files holding a scope's
-    first line. Asked only when a file or a scope is gone; the one finder of rebase, its
-    bisection, the matrix and port."""
-
-    repo: GitRepo
-    old: str
-    new: str | None = None
-    _renames: dict[str, str] | None = None
-
-    def renamed(self, path: str) -> str | None:
-        if self._renames is None:
-            self._renames = self.repo.renames(self.old, self.new or "HEAD")
-        return self._renames.get(path)
-
-    def files_with(self, text: str, patterns: Sequence[str]) -> list[str]:
-        return self.repo.files_with(text, patterns, rev=self.new)
