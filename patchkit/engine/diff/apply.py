@@ -25,7 +25,7 @@ from patchkit.engine.diff.fileview import FileView
 from patchkit.engine.diff.follow import follow, follow_file
 from patchkit.engine.diff.onesided import place_one_sided
 from patchkit.engine.diff.parse import FilePatch, Hunk, split_lines
-from patchkit.engine.diff.placement import Placer, Plan, place, replacement
+from patchkit.engine.diff.placement import Placer, Plan, PlanState, place, replacement
 from patchkit.engine.diff.relocate import GOOD, elsewhere, moved_file, scopes_gone
 from patchkit.engine.diff.result import (
     BlobReader,
@@ -182,13 +182,13 @@ def _placed(job: Job, lines: list[bytes]) -> FileResult:
     base = FileView(fp.path, split_lines(base_content)) if base_content is not None else None
     placer = Placer(FileView(fp.path, lines), base)
     plans = place(placer, fp.hunks)
-    if any(p.state == "ambiguous" for p in plans):
+    if any(p.state == PlanState.AMBIGUOUS for p in plans):
         return _ambiguous(placer, job)
-    applying = [p for p in plans if p.state == "apply"]
+    applying = [p for p in plans if p.state == PlanState.APPLY]
     if _overlapping(applying):  # two hunks found the same lines: only a merge can tell
         for plan in applying:
-            plan.state, plan.spots = "missing", []
-    missing = [p for p in plans if p.state == "missing"]
+            plan.state, plan.spots = PlanState.MISSING, []
+    missing = [p for p in plans if p.state == PlanState.MISSING]
     if not missing:
         edits = [Edit(p.at, p.end, replacement(p, lines[p.at : p.end]), (p,)) for p in applying]
         return _finish(job, placer, edits, Step.EXACT)
@@ -211,9 +211,9 @@ def _one_sided(job: Job, placer: Placer, saved: list[Plan]) -> FileResult | None
     side of its context upstream left intact, or None (the conflict stands)."""
     placer.plans = saved
     for plan in saved:
-        if plan.state == "missing" and not place_one_sided(placer, plan):
+        if plan.state == PlanState.MISSING and not place_one_sided(placer, plan):
             return None
-    applying = [p for p in placer.plans if p.state == "apply"]
+    applying = [p for p in placer.plans if p.state == PlanState.APPLY]
     if _overlapping(applying):
         return None
     lines = placer.target.lines
@@ -232,7 +232,7 @@ def _merged(job: Job, placer: Placer, missing: list[Plan]) -> FileResult:
     folded = {id(p) for e in scoped.edits for p in e.plans}
     edits = list(scoped.edits)
     for plan in placer.plans:
-        if plan.state == "apply" and id(plan) not in folded:
+        if plan.state == PlanState.APPLY and id(plan) not in folded:
             lines = placer.target.lines[plan.at : plan.end]
             edits.append(Edit(plan.at, plan.end, replacement(plan, lines), (plan,)))
     return _finish(job, placer, edits, Step.THREE_WAY)
@@ -258,9 +258,9 @@ def _finish(job: Job, placer: Placer, edits: list[Edit], step: Step) -> FileResu
         )
     states = {p.state for p in placer.plans}
     marks = _placements(job, placer)
-    if states == {"present"}:
+    if states == {PlanState.PRESENT}:
         return file_result(job.fp, Outcome.UPSTREAMED, Step.PROBE, out, marks)
-    outcome = Outcome.PARTLY_UPSTREAMED if "present" in states else Outcome.CARRIED
+    outcome = Outcome.PARTLY_UPSTREAMED if PlanState.PRESENT in states else Outcome.CARRIED
     return file_result(job.fp, outcome, step, out, marks)
 
 
@@ -284,7 +284,7 @@ def _whole_file(job: Job, placer: Placer, labels: tuple[str, str, str]) -> FileR
     theirs = apply_at_base(base.lines, [p for p in placer.plans if p.base_at is not None])
     current = b"".join(target.lines)
     merged = job.merge(current, b"".join(base.lines), b"".join(theirs), labels)
-    missing = [p for p in placer.plans if p.state == "missing"]
+    missing = [p for p in placer.plans if p.state == PlanState.MISSING]
     if merged.conflicts:
         why = "three-way merge conflict with an upstream change"
         details = tuple(_detail(fp.path, p.hunk, why, current) for p in missing)
@@ -303,7 +303,9 @@ def _whole_file(job: Job, placer: Placer, labels: tuple[str, str, str]) -> FileR
             Step.THREE_WAY,
             details=tuple(_detail(fp.path, p.hunk, why) for p in missing),
         )
-    lost = [p for p in placer.plans if p.state != "present" and not _holds_added(out, p.hunk)]
+    lost = [
+        p for p in placer.plans if p.state != PlanState.PRESENT and not _holds_added(out, p.hunk)
+    ]
     if lost:
         why = "the three-way merge dropped its added lines; nothing is written"
         return FileResult(
@@ -312,8 +314,8 @@ def _whole_file(job: Job, placer: Placer, labels: tuple[str, str, str]) -> FileR
             details=tuple(_detail(fp.path, p.hunk, why) for p in lost),
         )
     for plan in missing:
-        plan.rule, plan.state = Rule.THREE_WAY, "merged"
-    present = any(p.state == "present" for p in placer.plans)
+        plan.rule, plan.state = Rule.THREE_WAY, PlanState.MERGED
+    present = any(p.state == PlanState.PRESENT for p in placer.plans)
     outcome = Outcome.PARTLY_UPSTREAMED if present else Outcome.CARRIED
     return file_result(fp, outcome, Step.THREE_WAY, out, _placements(job, placer))
 
@@ -325,7 +327,7 @@ def _placements(job: Job, placer: Placer) -> tuple[Placement, ...]:
     for plan in placer.plans:
         at = plan.spots[0] if len(plan.spots) == 1 else -1
         scope = target.hunk_scope(plan.hunk, at) if parsed and at >= 0 else ()
-        if plan.state == "merged" and at < 0 and placer.base and plan.base_at is not None:
+        if plan.state == PlanState.MERGED and at < 0 and placer.base and plan.base_at is not None:
             scope = placer.base.hunk_scope(plan.hunk, plan.base_at) if parsed else ()
         line = at + 1 if at >= 0 else None
         if plan.merged_into is not None:
@@ -342,7 +344,7 @@ def _placements(job: Job, placer: Placer) -> tuple[Placement, ...]:
 def _ambiguous(placer: Placer, job: Job) -> FileResult:
     details, marks = [], []
     for plan in placer.plans:
-        if plan.state != "ambiguous":
+        if plan.state != PlanState.AMBIGUOUS:
             continue
         found = placer.candidates(plan)
         where = "; ".join(f"line {c.line} ({' > '.join(c.scope) or 'top level'})" for c in found)

@@ -24,7 +24,7 @@ import dataclasses
 
 from patchkit.engine.diff.fileview import FileView
 from patchkit.engine.diff.parse import Hunk
-from patchkit.engine.diff.placement import Placer, Plan, weight
+from patchkit.engine.diff.placement import Placer, Plan, PlanState, weight
 from patchkit.engine.structure import Scope
 from patchkit.model import Rule
 
@@ -151,6 +151,6 @@ def place_one_sided(placer: Placer, plan: Plan) -> bool:
     dropped = len(plan.hunk.old) - len(trial.hunk.old)
     side = "leading" if not trial.lead_kept else "trailing"
     plan.hunk, plan.spots, plan.base_at = trial.hunk, [trial.at], trial.base_at
-    plan.rule, plan.state = Rule.ONE_SIDE, "apply"
+    plan.rule, plan.state = Rule.ONE_SIDE, PlanState.APPLY
     plan.note = f"{dropped} {side} context line(s) changed upstream: placed by the other side"
     return True

@@ -11,6 +11,7 @@ index of lines, in :mod:`patchkit.engine.diff.fileview`), so big diffs stay fast
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -22,6 +23,16 @@ from patchkit.model import Candidate, Rule
 _AROUND = 50  # lines compared beyond a hunk's context when judging its surroundings
 
 
+class PlanState(enum.Enum):
+    """Where one hunk stands as the evidence leaves it (a value inside the engine, never shown)."""
+
+    APPLY = "apply"  # one place found: its new lines go there
+    PRESENT = "present"  # its new lines are in the file already: nothing to write
+    MISSING = "missing"  # no place found: a later step (one side, a merge) may still place it
+    AMBIGUOUS = "ambiguous"  # several places, and the evidence cannot choose
+    MERGED = "merged"  # placed by a merge (whole file, its scope, lines in its scope)
+
+
 @dataclass
 class Plan:
     """One hunk's place in the file, as the evidence leaves it."""
@@ -30,7 +41,7 @@ class Plan:
     spots: list[int]  # candidate indexes of its first old line in the target (0-based)
     loose: bool = False  # found only when whitespace is ignored
     rule: Rule = Rule.NONE
-    state: str = "missing"  # apply | present | missing | ambiguous
+    state: PlanState = PlanState.MISSING
     base_at: int | None = None  # where its old lines start in the base blob, when known
     found: tuple[int, ...] = ()  # every candidate before the evidence narrowed them
     note: str = ""
@@ -208,8 +219,9 @@ def _present(lines: list[bytes], plan: Plan) -> bool:
 
 
 def place(placer: Placer, hunks: Sequence[Hunk]) -> list[Plan]:
-    """A plan per hunk: ``apply`` at one place, ``present`` (already there), ``missing``
-    (context gone: a merge may still carry it) or ``ambiguous`` (candidates kept)."""
+    """A plan per hunk, in a :class:`PlanState`: ``APPLY`` at one place, ``PRESENT`` (already
+    there), ``MISSING`` (context gone: a merge may still carry it, then ``MERGED``) or
+    ``AMBIGUOUS`` (candidates kept)."""
     placer.plans = [_find(placer, h) for h in hunks]
     progress = True
     while progress:
@@ -225,14 +237,16 @@ def place(placer: Placer, hunks: Sequence[Hunk]) -> list[Plan]:
 def _settle(placer: Placer, plan: Plan) -> None:
     lines = placer.target.lines
     if len(plan.spots) > 1:
-        plan.state = "ambiguous"
+        plan.state = PlanState.AMBIGUOUS
     elif len(plan.spots) == 1:
-        plan.state = "present" if _present(lines, plan) else "apply"
-        if plan.state == "apply" and _in_foreign_scope(placer, plan):
-            plan.state, plan.spots = "missing", []
+        plan.state = PlanState.PRESENT if _present(lines, plan) else PlanState.APPLY
+        if plan.state == PlanState.APPLY and _in_foreign_scope(placer, plan):
+            plan.state, plan.spots = PlanState.MISSING, []
     else:
-        plan.state = "present" if _new_there(placer.target, plan.hunk) else "missing"
-    if plan.state == "present":
+        plan.state = (
+            PlanState.PRESENT if _new_there(placer.target, plan.hunk) else PlanState.MISSING
+        )
+    if plan.state == PlanState.PRESENT:
         plan.rule = Rule.UPSTREAM
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from patchkit.engine.diff.fileview import FileView, common_prefix, squash
 from patchkit.engine.diff.parse import Hunk, split_lines
-from patchkit.engine.diff.placement import Placer, Plan, by_surroundings, weight
+from patchkit.engine.diff.placement import Placer, Plan, PlanState, by_surroundings, weight
 from patchkit.engine.structure import Scope, ScopePath
 from patchkit.gitrepo import MergeResult
 from patchkit.model import Candidate, Rule
@@ -145,7 +145,7 @@ class ScopeMerge:
                 lines = _by_own_lines(target.lines, mine, group)
         if lines is not None:
             for plan in group:
-                plan.rule, plan.state, plan.spots = Rule.SCOPE_LINES, "merged", []
+                plan.rule, plan.state, plan.spots = Rule.SCOPE_LINES, PlanState.MERGED, []
                 plan.merged_into = (_landed(lines, plan, mine.start), mine.path)
             self.edits.append(Edit(mine.start, mine.end + 1, lines, tuple(group)))
             return None
@@ -155,7 +155,7 @@ class ScopeMerge:
             mine_text = b"".join(ours)
             return Stop("conflict", [(p.hunk, why, mine_text) for p in group], b"".join(whole))
         for plan in group:
-            plan.rule, plan.state, plan.spots = Rule.SCOPE_MERGE, "merged", []
+            plan.rule, plan.state, plan.spots = Rule.SCOPE_MERGE, PlanState.MERGED, []
             plan.merged_into = (_landed(split_lines(merged.content), plan, mine.start), mine.path)
         self.edits.append(Edit(mine.start, mine.end + 1, split_lines(merged.content), tuple(group)))
         return None
