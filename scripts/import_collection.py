@@ -5,8 +5,8 @@ the steps it refused by name, and the exit code (70 would be a crash: the summar
 
     python3 scripts/import_collection.py COLLECTION_DIR --target vllm [--project .]
 
-A source is each mod directory (holding ``run.sh``) and each ``*.sh`` script under
-COLLECTION_DIR. Every import is a ``--dry-run``: nothing is written to the project. The
+A source is each mod directory (holding ``run.sh``), each ``*.sh`` script under COLLECTION_DIR
+that no ``run.sh`` runs by name, and each Dockerfile (``Dockerfile``, ``Dockerfile.x``). Every import is a ``--dry-run``: nothing is written to the project. The
 collections are public repositories brought by the reader, never committed here.
 """
 
@@ -23,12 +23,21 @@ OK_AT_LOCK = {"applied", "carried", "upstreamed", "partly-upstreamed"}
 
 def sources(root: Path) -> list[Path]:
     mods = sorted(p.parent for p in root.rglob("run.sh"))
-    scripts = sorted(p for p in root.rglob("*.sh") if p.name != "run.sh" and not _under(p, mods))
-    return mods + scripts
+    scripts = sorted(p for p in root.rglob("*.sh") if p.name != "run.sh" and not _run_by(p, mods))
+    dockerfiles = sorted(p for p in root.rglob("*") if p.is_file() and _is_dockerfile(p.name))
+    return mods + scripts + dockerfiles
 
 
-def _under(path: Path, dirs: list[Path]) -> bool:
-    return any(path.is_relative_to(d) for d in dirs)
+def _run_by(path: Path, mods: list[Path]) -> bool:
+    """A script of a mod that its run.sh names (read with the mod, not on its own)."""
+    return any(
+        path.is_relative_to(d) and path.name in (d / "run.sh").read_text(errors="replace")
+        for d in mods
+    )
+
+
+def _is_dockerfile(name: str) -> bool:
+    return name == "Dockerfile" or name.startswith("Dockerfile.") or name.endswith(".dockerfile")
 
 
 def import_one(source: Path, target: str, project: Path, timeout: float) -> dict[str, object]:
@@ -45,10 +54,12 @@ def import_one(source: Path, target: str, project: Path, timeout: float) -> dict
         row["error"] = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         return row
     patches = [p for p in report["patches"] if p["outcome"] != "refused"]
-    refused_whole = [
-        p["message"]
+    refused_whole = [  # a source refused whole, not step by step (a mod that changes
+        p["message"]  # nothing import reads lists its refused steps in "untranslated")
         for p in report["patches"]
-        if p["outcome"] == "refused" and not p["message"].endswith("(nothing)")  # no change
+        if p["outcome"] == "refused"
+        and not p["untranslated"]
+        and "makes no change" not in p["message"]
     ]
     steps = list(
         dict.fromkeys(s for src in report.get("sources", []) for s in src["not_translated"])

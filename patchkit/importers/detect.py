@@ -10,6 +10,7 @@ from pathlib import Path
 
 from patchkit.errors import ImportRefused, PatchkitError
 from patchkit.importers.diffs import is_git_diff, looks_like_diff, map_diff
+from patchkit.importers.dockerfile import is_dockerfile
 from patchkit.importers.meta import comment_meta, parse_dep3, parse_mail
 from patchkit.importers.model import Candidate, Form, Meta, Origin
 from patchkit.importers.mods import read_mod
@@ -49,7 +50,7 @@ def _refused(spec: str, path: Path, why: str) -> Candidate:
 
 
 def _guess_form(path: Path) -> Form:
-    if path.is_dir() and (path / "run.sh").is_file():
+    if (path.is_dir() and (path / "run.sh").is_file()) or is_dockerfile(path):
         return Form.MOD
     return Form.SCRIPT if path.suffix == ".py" else Form.PLAIN_DIFF
 
@@ -74,7 +75,7 @@ def _file(path: Path, target: str) -> list[Candidate]:
     data = path.read_bytes()
     if is_mail(data):
         return read_mbox(path, target)
-    if path.name == "run.sh" or _is_shell(path, data):
+    if path.name == "run.sh" or _is_shell(path, data) or is_dockerfile(path):
         return read_mod(path.parent, target, script=path)
     if looks_like_diff(data):
         return [_diff(path, data, target)]

@@ -14,15 +14,38 @@ from patchkit.importers.paths import repo_path
 from patchkit.importers.sed import SedCommand, parse_sed
 from patchkit.importers.shell import Step, known
 
+_CLONE_VALUE = {"-b", "--branch", "--depth", "-o", "--origin", "--reference", "-c", "--config",
+                "-j", "--jobs", "--separate-git-dir", "--template", "--shallow-since",
+                "--shallow-exclude", "-u", "--upload-pack", "--filter", "--bundle-uri"}  # fmt: skip
+
 
 def clone(mod: Mod, step: Step) -> None:
-    args = [w for w in step.words[2:] if not w.startswith("-")]
+    """``git clone [OPTIONS] URL [DIR]``: where the clone of URL is (a value of an option is
+    neither)."""
+    args, skip = [], False
+    for word in step.words[2:]:
+        if skip:
+            skip = False
+        elif word.startswith("-"):
+            skip = word in _CLONE_VALUE
+        else:
+            args.append(word)
     if args and known(args[0]):
         url = args[0]
         name = (
             args[1] if len(args) > 1 else posixpath.basename(url.rstrip("/")).removesuffix(".git")
         )
         mod.clones[join_path(mod.cwd, name)] = url
+
+
+def is_target_url(mod: Mod, url: str) -> bool:
+    return url.rstrip("/").removesuffix(".git").endswith(f"/{mod.target}")
+
+
+def target_clones(mod: Mod) -> list[str]:
+    """The directories holding a clone of the target: the one the script is in first."""
+    clones = [d for d, url in mod.clones.items() if is_target_url(mod, url)]
+    return ([mod.checkout] if mod.checkout else []) + [d for d in clones if d != mod.checkout]
 
 
 def writes_target(mod: Mod, step: Step) -> bool:
@@ -59,9 +82,10 @@ def _target_path(mod: Mod, name: str) -> str | None:
     """The repository path of a file the script names: inside the target's checkout it cloned,
     or an installed file."""
     full = join_path(mod.cwd, name)
-    if mod.checkout and full.startswith(mod.checkout + "/"):
-        inside = full[len(mod.checkout) + 1 :]
-        return inside if known(inside) else None
+    for root in target_clones(mod):
+        if full.startswith(root + "/"):
+            inside = full[len(root) + 1 :]
+            return inside if known(inside) else None
     found = repo_path(full, mod.target)
     return found if found is not None and known(found) else None
 

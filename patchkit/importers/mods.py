@@ -27,17 +27,20 @@ from pathlib import Path
 
 from patchkit.errors import ImportRefused
 from patchkit.importers.diffs import map_diff
+from patchkit.importers.dockerfile import is_dockerfile, to_shell
 from patchkit.importers.modchecks import attach
 from patchkit.importers.model import Candidate, Form, Meta, Origin
 from patchkit.importers.modfiles import (
     clone,
     copy_step,
+    is_target_url,
     join_path,
     sed_step,
     touches_target,
     writes_target,
     written,
 )
+from patchkit.importers.modshell import MAX_INLINE, inline_script, is_pip, requirements, wrapped
 from patchkit.importers.modstate import QUIET, Mod, in_mod, mod_file, refuse, step_meta
 from patchkit.importers.scripts import package_names, read_script, script_comments
 from patchkit.importers.selfcheck import is_check, read_check
@@ -45,24 +48,32 @@ from patchkit.importers.series import inside_source
 from patchkit.importers.shell import Step, known, read_shell
 
 _GIT_QUIET = {"checkout", "submodule", "fetch", "pull", "config", "status", "log", "rev-parse",
-              "describe", "reset", "clean", "init", "remote"}  # fmt: skip
+              "describe", "reset", "clean", "init", "remote", "ls-remote", "show", "rev-list",
+              "tag", "branch"}  # fmt: skip
+_DOCKER_QUIET = {"build", "buildx", "pull", "push", "tag", "inspect", "images", "image", "logs",
+                 "rm", "rmi", "stop", "ps", "network", "volume", "login", "compose", "version",
+                 "info"}  # fmt: skip  # docker run, exec and cp do something: not translated
 _WRITES = re.compile(r"\.write|write_text|write_bytes|replace\(|shutil")
-_PIP = re.compile(r"^(?:uv )?pip3? install|^python[\d.]* -m pip install")
 
 
 def read_mod(root: Path, target: str, script: Path | None = None) -> list[Candidate]:
     """One candidate per change the mod's ``run.sh`` (or ``script``, a build script beside its
     patches) makes; the steps it does not translate ride on each candidate (and on a refusal,
     when it makes no change import can read)."""
-    mod = Mod(root, target, read_shell(script or inside_source(root, "run.sh", str(root))))
+    path = script or inside_source(root, "run.sh", str(root))
+    shell = to_shell(path.read_bytes()) if is_dockerfile(path) else None
+    mod = Mod(root, target, read_shell(path, shell))
     for step in mod.script.steps:
         _step(mod, step)
-    if not mod.found:
+    if not mod.found:  # refused, its steps said one by one (none: it changes nothing)
         steps = "; ".join(mod.untranslated + mod.noted) or "nothing"
-        raise ImportRefused(
-            f"{mod.run_sh}: makes no change import can read ({steps})",
-            hint="import the diff or script itself, or record the change by hand",
-        )
+        why = f"{mod.run_sh}: makes no change import can read ({steps})"
+        name = path.stem if script is not None else root.name
+        return [
+            Candidate(
+                name, Form.MOD, path, Meta(), refused=why, untranslated=tuple(mod.untranslated)
+            )
+        ]
     found, not_tests = attach(mod.found, mod.checks, target)
     extra = tuple(mod.untranslated + not_tests)
     several = len(found) > 1
@@ -88,19 +99,22 @@ def _with_requirements(meta: Meta, mod: Mod) -> Meta:
 
 def _step(mod: Mod, step: Step) -> None:
     name, words = step.name, step.words
-    if _PIP.match(" ".join(words)):
-        mod.requires += [w for w in words[words.index("install") + 1 :] if not w.startswith("-")]
-        mod.noted.append(f"line {step.line}: a requirement, not a change: {step.text.strip()}")
+    if is_pip(name, words):
+        _pip(mod, step)
+    elif (script := inline_script(name, words)) is not None:
+        _inline(mod, step, script)
     elif step.stdout_file is not None and writes_target(mod, step):
         written(mod, step)
     elif name == "cd" and len(words) == 2:
         mod.cwd = join_path(mod.cwd, words[1])
-        if mod.clones.get(mod.cwd, "").rstrip("/").removesuffix(".git").endswith(f"/{mod.target}"):
+        if is_target_url(mod, mod.clones.get(mod.cwd, "")):
             mod.checkout = mod.cwd
     elif name == "git" and words[1:2] == ("clone",):
         clone(mod, step)
     elif name == "git" and len(words) > 1 and words[1] in _GIT_QUIET:
         return  # the checkout's state, not its files
+    elif name == "docker" and len(words) > 1 and words[1] in _DOCKER_QUIET:
+        return  # images and containers: the Dockerfile is a source of its own
     elif name in ("rm", "mv") and not touches_target(mod, words[1:]):
         return  # build directories and the like
     elif name == "patch" and "--dry-run" in words:
@@ -117,14 +131,41 @@ def _step(mod: Mod, step: Step) -> None:
         sed_step(mod, step)
     elif name in ("cp", "install"):
         copy_step(mod, step)
-    elif name == "sudo" and len(words) > 1:
-        rest = list(words[1:])
-        while rest and rest[0].startswith("-"):  # sudo -n, -E, -u USER
-            rest = rest[2:] if rest[0] in ("-u", "-g") else rest[1:]
-        if rest:
-            _step(mod, replace(step, words=tuple(rest)))
+    elif name in ("sudo", "exec") and wrapped(name, words):
+        _step(mod, replace(step, words=wrapped(name, words)))
     elif name not in QUIET and name != "cat" and name not in mod.script.functions:
         refuse(mod, step, "not translated")
+
+
+def _pip(mod: Mod, step: Step) -> None:
+    """``pip install X``: X is the patch's declared requirement; other pip commands (freeze,
+    uninstall, show) set up the environment and change no file of the target."""
+    if "install" not in step.words:
+        return
+    mod.requires += [r for r in requirements(step.words) if r not in mod.requires]
+    mod.noted.append(f"line {step.line}: a requirement, not a change: {step.text.strip()}")
+
+
+def _inline(mod: Mod, step: Step, script: str) -> None:
+    """``bash -c 'SCRIPT'``: its steps read as the mod's own, at the step's lines."""
+    if not known(script):
+        refuse(mod, step, "a shell script computed at run time")
+        return
+    if mod.depth >= MAX_INLINE:
+        refuse(mod, step, f"bash -c nested deeper than {MAX_INLINE} (MAX_INLINE)")
+        return
+    try:
+        inner = read_shell(mod.run_sh, script.encode(), env=mod.script.env)
+    except ImportRefused as exc:
+        refuse(mod, step, exc.message)
+        return
+    mod.depth += 1
+    try:
+        for s in inner.steps:
+            line = step.line + s.line - 1
+            _step(mod, replace(s, line=line, tolerated=s.tolerated or step.tolerated))
+    finally:
+        mod.depth -= 1
 
 
 # -- diffs ------------------------------------------------------------------------------------
@@ -212,6 +253,8 @@ def _python(mod: Mod, step: Step) -> None:
         return  # building or installing the package: no file of the target changes
     elif args[0] == "-m" and len(args) > 1 and args[1] in ("pip", "build", "venv", "ensurepip"):
         return  # building or installing: no file of the target changes
+    elif args[0] == "-m" and len(args) > 1 and args[1].split(".")[0] in package_names(mod.target):
+        return  # runs the target (a server): none of its files changes
     elif args[0] == "-m":
         refuse(mod, step, f"python -m {args[1] if len(args) > 1 else ''} runs a module")
     elif mod.checkout and mod.cwd.startswith(mod.checkout) and not in_mod(mod, args[0]):

@@ -22,6 +22,7 @@ QUIET = {
     "ninja", "conda", "mamba", "ccache", "sync", "read", "wait", "kill", "tee", "xargs",
     "ps", "pgrep", "pkill", "nohup", "update-alternatives", "clang", "gcc", "nvcc", "ldconfig",
     "awk", "cut", "sort", "uniq", "basename", "dirname", "realpath", "readlink", "seq", "stat",
+    "break", "continue", "shift", "disown", "useradd", "groupadd", "usermod",
 }  # fmt: skip  # steps that change no file of the target (setup, checks, output)
 
 
@@ -38,6 +39,7 @@ class Mod:
     noted: list[str] = field(default_factory=list)  # requirements and checks, as written
     clones: dict[str, str] = field(default_factory=dict)  # directory -> URL (git clone)
     checkout: str | None = None  # the target's checkout the script is in (a build script)
+    depth: int = 0  # bash -c scripts being read inside each other
 
     @property
     def run_sh(self) -> Path:

@@ -77,9 +77,13 @@ class Script:
     env: dict[str, str] = field(default_factory=dict)
 
 
-def read_shell(path: Path) -> Script:
-    """The steps of ``path`` (a mod's run.sh); ImportRefused when it is too large to read."""
-    source = path.read_bytes()
+def read_shell(
+    path: Path, source: bytes | None = None, env: dict[str, str] | None = None
+) -> Script:
+    """The steps of ``path`` (a mod's run.sh), or of ``source`` said to be at ``path`` (a
+    Dockerfile's shell, a ``bash -c`` script, with the ``env`` set before it); ImportRefused
+    when it is too large to read."""
+    source = path.read_bytes() if source is None else source
     if len(source) > MAX_SOURCE:
         raise ImportRefused(
             f"{path}: {len(source)} bytes, more than the {MAX_SOURCE} import reads",
@@ -93,7 +97,7 @@ def read_shell(path: Path) -> Script:
                 hint="import the diffs or scripts the mod applies one by one",
             )
     tree = Parser(_LANGUAGE).parse(source)
-    script = Script(path, env={"0": str(path), "BASH_SOURCE": str(path)})
+    script = Script(path, env={"0": str(path), "BASH_SOURCE": str(path), **(env or {})})
     _Reader(script).block(tree.root_node, 0)
     return script
 
