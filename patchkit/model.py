@@ -7,6 +7,7 @@ and passed around by value. Nothing here does I/O.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -271,6 +272,36 @@ class Outcome(str, enum.Enum):
         """The patch's change is on the tree: it ended well, or upstream took part of it and
         the rest is applied (the patches after it see its files)."""
         return self.ok or self is Outcome.PARTLY_UPSTREAMED
+
+    @classmethod
+    def worst(cls, outcomes: Iterable[Outcome]) -> Outcome:
+        """The one rule for a patch's outcome from its parts' (its files, a rewrite's anchors):
+        a part that did not land is the outcome, the worst first (failed, ambiguous, conflict,
+        gone), whatever else landed; *partly upstreamed* only when every part is applied or
+        already there, some of each; no part at all: failed (there is nothing to say). A
+        conflicted hunk is never part of a success."""
+        kinds = set(outcomes)
+        for bad in _STOPS:
+            if bad in kinds:
+                return bad
+        if not kinds:
+            return cls.FAILED
+        if kinds == {cls.UPSTREAMED}:
+            return cls.UPSTREAMED
+        if cls.PARTLY_UPSTREAMED in kinds or cls.UPSTREAMED in kinds:
+            return cls.PARTLY_UPSTREAMED
+        return cls.CARRIED if cls.CARRIED in kinds else cls.APPLIED
+
+    def since_base(self, unchanged: Callable[[], bool]) -> Outcome:
+        """This outcome judged against the patch's base: an *applied* patch whose files are not
+        as they were at its base was *carried* (``unchanged`` is asked only then)."""
+        if self is Outcome.APPLIED and not unchanged():
+            return Outcome.CARRIED
+        return self
+
+
+# Worst first: any of these among a patch's parts is its outcome (Outcome.worst).
+_STOPS = (Outcome.FAILED, Outcome.AMBIGUOUS, Outcome.CONFLICT, Outcome.GONE)
 
 
 class Step(str, enum.Enum):

@@ -110,10 +110,8 @@ def _carry(
 
 
 def _judged(result: PatchResult, diff: bytes, read_base: Reader, read_lock: Reader) -> Carried:
-    outcome = result.outcome
     paths = [p for fp in parse_diff(diff, Path("imported.patch")) for p in fp.paths]
-    if outcome is Outcome.APPLIED and any(read_base(p) != read_lock(p) for p in paths):
-        outcome = Outcome.CARRIED
+    outcome = result.outcome.since_base(lambda: all(read_base(p) == read_lock(p) for p in paths))
     at_lock = _diff_of(result.changes, read_lock) if outcome.ok else b""
     return Carried(outcome, result.step, diff, at_lock, result.details, result.message)
 

@@ -127,10 +127,10 @@ def compute_cell(job: CellJob) -> CellValue:
                 prober = Prober(history, metas, blobs, job.base)
                 prober.outcome(job.point, job.patch_id)
             result = prober.runs[job.point.ref][job.patch_id]
-            outcome = result.outcome
             paths = _paths(metas[-1])
-            if outcome is Outcome.APPLIED and not same_files(history.repo, base, commit, paths):
-                outcome = Outcome.CARRIED
+            outcome = result.outcome.since_base(
+                lambda: same_files(history.repo, base, commit, paths)
+            )
             pr = _pr_in(metas[-1], history, job.point, commit)
         finally:
             blobs.close()

@@ -161,10 +161,7 @@ def _check_clean(tree: Tree, paths: list[str], allow_dirty: bool) -> None:
 def _outcome(
     result: PatchResult, tree: Tree, base_files: dict[str, bytes], paths: list[str]
 ) -> Outcome:
-    if result.outcome is not Outcome.APPLIED:
-        return result.outcome
-    same = all(tree.read(p) == base_files.get(p) for p in paths)
-    return Outcome.APPLIED if same else Outcome.CARRIED
+    return result.outcome.since_base(lambda: all(tree.read(p) == base_files.get(p) for p in paths))
 
 
 def _with_renames(result: PatchResult) -> list[FileChange]:

@@ -105,9 +105,7 @@ def _unchanged(run: Run, paths: Sequence[str]) -> bool:
 
 def _judge(run: Run, ev: Eval, prober: Callable[[], Prober]) -> PatchRebase:
     result = ev.result
-    outcome = result.outcome
-    if outcome is Outcome.APPLIED and not _unchanged(run, list(ev.before)):
-        outcome = Outcome.CARRIED
+    outcome = result.outcome.since_base(lambda: _unchanged(run, list(ev.before)))
     step = MANUAL if ev.manual else result.step.value
     found = _bisected(run, ev.meta.id, outcome, prober)
     details, message = result.details, result.message

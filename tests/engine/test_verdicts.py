@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from patchkit.engine.verdict import patch_outcome
 from patchkit.model import Outcome
 from patchkit.ops.port import port
 from testing.builders import Upstream
@@ -65,4 +64,4 @@ def test_a_conflicted_file_beside_an_upstreamed_and_an_applied_one_is_a_conflict
 def test_a_patch_verdict_is_a_success_only_when_every_part_landed(
     parts: list[Outcome], verdict: Outcome
 ) -> None:
-    assert patch_outcome(parts) is verdict
+    assert Outcome.worst(parts) is verdict

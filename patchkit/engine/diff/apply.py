@@ -26,7 +26,7 @@ from patchkit.engine.diff.follow import follow, follow_file
 from patchkit.engine.diff.onesided import place_one_sided
 from patchkit.engine.diff.parse import FilePatch, Hunk, split_lines
 from patchkit.engine.diff.placement import Placer, Plan, PlanState, place, replacement
-from patchkit.engine.diff.relocate import GOOD, elsewhere, moved_file, scopes_gone
+from patchkit.engine.diff.relocate import elsewhere, moved_file, scopes_gone
 from patchkit.engine.diff.result import (
     BlobReader,
     FileResult,
@@ -86,7 +86,7 @@ def _apply_file(
     job = Job(fp, blob, merge, label, explain, finder, read)
     if current is None:
         moved = moved_file(job, apply_content)
-        if moved is None or moved.outcome not in GOOD:  # the definitions, not the file
+        if moved is None or not moved.outcome.carried:  # the definitions, not the file
             moved = follow_file(job) or moved
         why = f"{fp.old_path} does not exist in the tree"
         return moved or stopped(Outcome.GONE, path, "file", why)

@@ -63,9 +63,6 @@ def candidate_files(finder: Finder, fp: FilePatch, headers: Sequence[str]) -> li
     return found if len(found) <= _LOOKED_AT else []
 
 
-GOOD = (Outcome.APPLIED, Outcome.CARRIED, Outcome.UPSTREAMED, Outcome.PARTLY_UPSTREAMED)
-
-
 def scopes_gone(placer: Placer) -> bool:
     """Every hunk's base scope is missing from the target file (the code moved away)."""
     base, tree = placer.base, placer.target.tree
@@ -89,7 +86,7 @@ def moved_file(job: Job, apply: Apply) -> FileResult | None:
     if new and content is not None:
         moved = dataclasses.replace(job, fp=retarget(fp, new), finder=None)
         there = _as_moved(apply(moved, content), fp.old_path)
-        if there.outcome in GOOD:  # the rename partner, only when the code is there
+        if there.outcome.carried:  # the rename partner, only when the code is there
             return there
         return elsewhere(job, apply) or there
     return elsewhere(job, apply)
@@ -110,7 +107,7 @@ def elsewhere(job: Job, apply: Apply) -> FileResult | None:
         if content is None:
             continue
         there = apply(dataclasses.replace(job, fp=retarget(fp, path), finder=None), content)
-        if there.outcome in GOOD:
+        if there.outcome.carried:
             found.append((path, there))
     if len(found) != 1:
         return _many_homes(fp, [p for p, _ in found]) if found else None

@@ -1,6 +1,6 @@
 """What applying one file's part of a diff needs (:class:`Job`) and gives (:class:`FileResult`),
 the results every step of :mod:`patchkit.engine.diff.apply` builds, and a patch's result from
-its files' (:func:`combine`, by the one rule of :mod:`patchkit.engine.verdict`)."""
+its files' (:func:`combine`, by the one rule of :meth:`patchkit.model.Outcome.worst`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from patchkit.engine.diff.parse import FilePatch
-from patchkit.engine.verdict import patch_outcome
 from patchkit.gitrepo import MergeResult
 from patchkit.model import ConflictDetail, FileChange, Outcome, PatchResult, Placement, Step
 
@@ -83,8 +82,8 @@ def file_result(
 
 def combine(patch_id: str, results: Sequence[FileResult], message: str = "") -> PatchResult:
     """One patch's result from its files' results: a file that did not land is the verdict
-    (the worst first), whatever the others did (:func:`~patchkit.engine.verdict.patch_outcome`)."""
-    outcome = patch_outcome(r.outcome for r in results)
+    (the worst first), whatever the others did (:meth:`~patchkit.model.Outcome.worst`)."""
+    outcome = Outcome.worst(r.outcome for r in results)
     steps = [r.step for r in results if r.outcome == outcome] or [Step.NONE]
     step = Step.THREE_WAY if Step.THREE_WAY in steps else steps[0]
     return PatchResult(

@@ -21,7 +21,6 @@ from patchkit.engine.rewrite.report import (
     FileRun,
     Site,
     Tally,
-    combine_outcomes,
     run_outcome,
 )
 from patchkit.model import Outcome
@@ -149,6 +148,6 @@ def rewrite_source(rewrites: Sequence[type[Rewrite]], path: str, data: bytes | N
     if run.failure:
         return FileReport(path, run_outcome(run), message=run.failure)
     anchors = judge([cls.selector() for cls in rewrites], [run])
-    outcome = combine_outcomes([a.outcome for a in anchors])
+    outcome = Outcome.worst([a.outcome for a in anchors])
     output = run.output if outcome in (Outcome.APPLIED, Outcome.PARTLY_UPSTREAMED) else None
     return FileReport(path, outcome, tuple(anchors), output)

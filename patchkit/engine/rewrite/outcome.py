@@ -19,7 +19,6 @@ from patchkit.engine.rewrite import cache
 from patchkit.engine.rewrite.report import (
     AnchorReport,
     FileRun,
-    combine_outcomes,
     judge_anchor,
     run_outcome,
 )
@@ -76,7 +75,7 @@ def conclude(
     outcomes = [a.outcome for a in anchors if a.rewrite in seen]
     outcomes += [Outcome.GONE for _ in missing]
     outcomes += [run_outcome(f) for f in files if f.failure]
-    return RewriteRun(combine_outcomes(outcomes), anchors, files, missing)
+    return RewriteRun(Outcome.worst(outcomes), anchors, files, missing)
 
 
 def _missing(selector: Selector, read: Reader) -> str:

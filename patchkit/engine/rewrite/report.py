@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from patchkit.engine.rewrite.select import AnchorSpec
-from patchkit.engine.verdict import patch_outcome
 from patchkit.model import Outcome
 
 
@@ -130,12 +129,6 @@ def _verdict(
     if changed == found:
         return Outcome.APPLIED, f"anchor {anchor} ({rewrite}): changed {changed}"
     return Outcome.PARTLY_UPSTREAMED, f"anchor {anchor} ({rewrite}): {tally}"
-
-
-def combine_outcomes(outcomes: Sequence[Outcome]) -> Outcome:
-    """Worst wins; applied and upstreamed mixed make partly-upstreamed (the one rule of
-    :mod:`patchkit.engine.verdict`)."""
-    return patch_outcome(outcomes)
 
 
 @dataclass(frozen=True)
