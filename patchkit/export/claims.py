@@ -20,15 +20,6 @@ log = logging.getLogger("patchkit.export.claims")
 
 
 @dataclass(frozen=True)
-class TestOutcome:
-    node: str
-    where: str  # "set" (a standalone test, not part of the PR) or "upstream"
-    result: str  # "passed", "failed", "not run"
-    counts: str  # "2 passed, 1 skipped"; "" when nothing ran
-    reason: str = ""
-
-
-@dataclass(frozen=True)
 class Run:
     """The latest run of the patch as it is now, on the pinned commit, on one kind of device."""
 
@@ -38,7 +29,7 @@ class Run:
     date: str  # "2026-11-23"
     result: str  # "passed", "failed", "not run"
     reason: str
-    tests: tuple[TestOutcome, ...]
+    tests: tuple[TestRecord, ...]  # as the record holds them
     proof: str = ""  # "proven (fails without the patch: ...)", ... (verification.proof)
 
 
@@ -68,9 +59,6 @@ def _counts(test: TestRecord) -> str:
 
 def _run(record: Record) -> Run:
     env = record.environment
-    tests = tuple(
-        TestOutcome(t.node, t.where, t.result, _counts(t), t.reason) for t in record.tests
-    )
     device = env.gpu or "CPU only (no GPU)"
     capability = env.capability if env.gpu else None
     said = proof_text(record)  # the reason names our own tests: it stays downstream
@@ -80,8 +68,8 @@ def _run(record: Record) -> Run:
         else "not proven (never run without the change)"
     )
     return Run(
-        device, capability, _versions(env), record.time[:10], record.result, record.reason, tests,
-        proof,
+        device, capability, _versions(env), record.time[:10], record.result, record.reason,
+        record.tests, proof,
     )  # fmt: skip
 
 
@@ -113,11 +101,11 @@ def read_verification(meta: PatchMeta, entry: LockEntry) -> Verification:
 
 
 # -- the text ------------------------------------------------------------------------------------
-def _test_line(test: TestOutcome) -> str:
+def _test_line(test: TestRecord) -> str:
     name = (
         f"`{test.node}`" if test.where == "upstream" else f"`{_short(test.node)}` (not in this PR)"
     )
-    detail = "; ".join(x for x in (test.counts, test.reason) if x)
+    detail = "; ".join(x for x in (_counts(test), test.reason) if x)
     return f"  - {name}: {test.result}" + (f" ({detail})" if detail else "")
 
 
