@@ -40,7 +40,7 @@ def retire(
     version = _version(merged_in)
     url = _pr_url(pr, project.entry(meta.target).repository) if pr is not None else None
     with project_writes(project.root, command="retire") as writes:
-        original = meta.meta_file.read_text()
+        original = (writes.read(meta.meta_file) or b"").decode()
         text = retired(original, version, url)
         if text != original:
             writes.put(meta.meta_file, text.encode())
