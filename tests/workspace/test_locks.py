@@ -100,8 +100,8 @@ def test_the_lock_is_in_the_worktrees_own_git_dir_and_nothing_in_the_tree(
 IMPORT = """
 import sys, time
 from pathlib import Path
-from patchkit.importers.writer import writing
-with writing(Path(sys.argv[1])):
+from patchkit.project.writer import project_lock
+with project_lock(Path(sys.argv[1]), command="import"):
     print("held", flush=True)
     time.sleep(float(sys.argv[2]))
 """
