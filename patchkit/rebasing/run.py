@@ -23,6 +23,7 @@ from patchkit.rebasing.conflicts import (
     worktree_fixes,
     worktree_of,
 )
+from patchkit.rebasing.verify import FreshTests
 from patchkit.upstream.history import History, Point, same_files
 from patchkit.workspace.tree import Tree
 
@@ -43,6 +44,7 @@ class Run:
     old: Point
     new: Point
     directory: Path
+    tests: FreshTests  # the fresh-tree apply and tests of a --verify rebase (the verb's)
     found: dict[str, Bisected] = field(default_factory=dict)
     points: int = 0
     explain: bool = False  # name each hunk's scope path (parses files placement did not need)
