@@ -16,8 +16,7 @@ from patchkit.cli.explain import placement_json, placement_line
 from patchkit.cli.render import console, err_console, print_json
 from patchkit.errors import ConfigError, RebaseStopped, VerificationFailed
 from patchkit.ops.context import Project, load_project
-from patchkit.ops.rebase import abort_rebase, continue_rebase, rebase
-from patchkit.ops.rebase_pins import rebase_with_pins
+from patchkit.ops.rebase import abort_rebase, continue_rebase, rebase, rebase_with_pins
 from patchkit.project.lock import find_lock, load_lock
 from patchkit.rebasing.conflicts import RebaseReport
 from patchkit.rebasing.report import stop_hint, tests_hint

@@ -11,21 +11,24 @@ hands the wing (:mod:`patchkit.rebasing.session`) the target's patches and the f
 apply and tests a ``--verify`` runs (the ``apply`` and ``verify`` verbs). The project's files
 (patches, metadata, ``upstream.lock``) change only at the end, together.
 A stop leaves a worktree with conflict markers and a report under the cache; ``--continue``
-records the person's fixes from that worktree, ``--abort`` forgets it all.
+records the person's fixes from that worktree, ``--abort`` forgets it all. ``--with-pins``
+(:func:`rebase_with_pins`) also moves the targets the new release pins, as one transaction.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from patchkit import progress
 from patchkit.model import Lock, LockEntry, PatchMeta, UpstreamStatus
 from patchkit.ops.apply import apply
 from patchkit.ops.context import Project, blobs_for, load_project
 from patchkit.ops.verify import verify_applied
-from patchkit.project.writer import project_lock
+from patchkit.project.lock import pins_to_move
+from patchkit.project.writer import project_lock, write_project
 from patchkit.rebasing.conflicts import RebaseReport, RebaseState
 from patchkit.rebasing.session import Carry, abort, resume, start, stopped_state
 from patchkit.upstream.history import History, Point, open_history
@@ -86,6 +89,73 @@ def abort_rebase(*, project_root: Path, target: str, history: History | None = N
             hist.close()
 
 
+# -- rebase --with-pins: a target and the targets its new release pins, one transaction ----
+@dataclass(frozen=True)
+class PinnedRebase:
+    """A rebase of one target and of the targets it pins, as one transaction."""
+
+    reports: tuple[RebaseReport, ...]  # the target's first, then each pinned target's
+    rolled_back: bool = False  # a pinned target stopped, so no lock moved
+
+    @property
+    def stopped(self) -> bool:
+        return any(r.stopped for r in self.reports)
+
+
+def rebase_with_pins(
+    *,
+    project: Project,
+    target: str,
+    onto: str,
+    allow_pending: bool = False,
+    sets: list[str] | None = None,
+    explain: bool = False,
+    verify: bool = False,
+    python: str | None = None,
+) -> PinnedRebase:
+    """Rebase ``target`` onto ``onto``, then every target its new release pins (vLLM pins
+    FlashInfer) onto the pinned version. All or nothing: when a pinned target stops, the
+    project's lock and patch files are restored as they were, so no target moves alone."""
+    with project_lock(project.root, command="rebase"):  # one writer for the whole transaction
+        options = {"allow_pending": allow_pending, "sets": sets, "explain": explain}
+        return _with_pins(project, target, onto, {**options, "verify": verify, "python": python})
+
+
+def _with_pins(project: Project, target: str, onto: str, options: dict[str, Any]) -> PinnedRebase:
+    saved = _snapshot(project.root)
+    sets = options["sets"]
+    first = rebase(project=project, target=target, onto=onto, **options)
+    reports = [first]
+    if not first.lock_moved:
+        return PinnedRebase(tuple(reports))
+    moved = load_project(project.root, sets)
+    for other, version in pins_to_move(moved.lock, target).items():
+        report = rebase(project=moved, target=other, onto=version, **options)
+        reports.append(report)
+        if not report.lock_moved:
+            _restore(project.root, saved)
+            return PinnedRebase(tuple(reports), rolled_back=True)
+        moved = load_project(project.root, sets)
+    return PinnedRebase(tuple(reports))
+
+
+def _snapshot(root: Path) -> dict[Path, bytes]:
+    """The project's files a rebase may write: the lock and every patch set's files."""
+    files = [root / "upstream.lock", *(p for p in (root / "patchsets").rglob("*") if p.is_file())]
+    return {path: path.read_bytes() for path in files}
+
+
+def _restore(root: Path, saved: dict[Path, bytes]) -> None:
+    """The project's files back as they were, together (through the journal)."""
+    changed = {
+        path: content
+        for path, content in saved.items()
+        if not path.exists() or path.read_bytes() != content
+    }
+    write_project(root, changed, command="rebase")
+
+
+# -- what the verb hands the wing ------------------------------------------------------------
 def _carry(project: Project, target: str) -> Carry:
     # Every patch is carried, opt-in ones too; those upstream merged (retired) stay retired.
     patches = [p for p in project.listed(target) if p.status is not UpstreamStatus.MERGED]

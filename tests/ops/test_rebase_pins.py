@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from patchkit.ops.context import load_project
-from patchkit.ops.rebase_pins import rebase_with_pins
+from patchkit.ops.rebase import rebase_with_pins
 from patchkit.project.lock import pin_problems
 from testing.builders import Project, Upstream, run_git
 
