@@ -20,238 +20,104 @@ TYPE_CHECKING = False  # typing is not imported at run time: a warm run does wit
 if TYPE_CHECKING:
     from typing import Any
 
-Handler = Callable[[argparse.Namespace], int]
-
 
 @dataclass(frozen=True)
 class Command:
-    """A CLI verb: where its arguments are declared and which handler runs it."""
+    """A CLI verb: its module ``patchkit.cli.<module>`` declares its arguments
+    (``add_arguments(parser)``) and runs it (``run(args) -> int``)."""
 
     name: str
+    module: str
     help: str
-    arguments: str  # "module:function" adding the command's arguments to its parser
-    handler: str  # "module:function" taking the parsed arguments, returning the exit code
+    run: str = ""  # "module:function" running it instead (apply, status: the warm path first)
+    arguments: str = "add_arguments"  # the module's function declaring its arguments
+
+    @property
+    def handler(self) -> str:
+        return self.run or f"patchkit.cli.{self.module}:run"
 
 
 COMMANDS = (
-    Command(
-        "fetch",
-        "materialise the locked upstream tree in the cache",
-        "patchkit.cli:target_args",
-        "patchkit.cli.handlers:fetch_cmd",
-    ),
+    Command("fetch", "fetch", "materialise the locked upstream tree in the cache"),
     Command(
         "apply",
+        "apply",
         "apply the patch sets to a tree, all or nothing",
-        "patchkit.cli:apply_args",
-        "patchkit.cli.warm:apply_cmd",
+        run="patchkit.cli.warm:apply_cmd",
     ),
     Command(
         "status",
+        "status",
         "per patch: applied / not applied / modified, and last verification",
-        "patchkit.cli:tree_args",
-        "patchkit.cli.warm:status_cmd",
+        run="patchkit.cli.warm:status_cmd",
     ),
-    Command(
-        "reset",
-        "restore every patched file to its upstream bytes",
-        "patchkit.cli:reset_args",
-        "patchkit.cli.handlers:reset_cmd",
-    ),
+    Command("reset", "reset", "restore every patched file to its upstream bytes"),
     Command(
         "cache",
+        "cache",
         "what patchkit keeps in its cache, by kind and size; `cache prune` removes the unused",
-        "patchkit.cli.cache:add_cache_args",
-        "patchkit.cli.cache:cache_cmd",
     ),
-    Command(
-        "show",
-        "print the unified diff a patch makes on the locked tree",
-        "patchkit.cli:show_args",
-        "patchkit.cli.handlers:show_cmd",
-    ),
-    Command(
-        "record",
-        "turn edits in a checkout into a diff patch, or refresh one",
-        "patchkit.cli:record_args",
-        "patchkit.cli.handlers:record_cmd",
-    ),
+    Command("show", "show", "print the unified diff a patch makes on the locked tree"),
+    Command("record", "record", "turn edits in a checkout into a diff patch, or refresh one"),
     Command(
         "verify",
+        "verify",
         "run each patch's own tests against the patched tree; record the result",
-        "patchkit.cli.verify:add_verify_args",
-        "patchkit.cli.verify:verify_cmd",
     ),
     Command(
         "rebase",
+        "rebase",
         "move the lock to a new upstream commit or release and carry every patch along",
-        "patchkit.cli.rebase:add_rebase_args",
-        "patchkit.cli.rebase:rebase_cmd",
+        run="patchkit.cli.rebase:rebase_cmd",
+        arguments="add_rebase_args",
     ),
     Command(
         "retire",
+        "retire",
         "retire a patch upstream merged: its metadata says merged, in which release (and PR)",
-        "patchkit.cli.retire:add_retire_args",
-        "patchkit.cli.retire:retire_cmd",
     ),
     Command(
         "port",
+        "port",
         "apply one diff made at a base commit to a checkout at any commit (rebase's plumbing)",
-        "patchkit.cli.port:add_port_args",
-        "patchkit.cli.port:port_cmd",
     ),
     Command(
         "import",
+        "import_",
         "turn the patches people carry (run.sh mods, replace scripts, diffs, series) into a set",
-        "patchkit.cli.import_:add_import_args",
-        "patchkit.cli.import_:import_cmd",
+        run="patchkit.cli.import_:import_cmd",
+        arguments="add_import_args",
     ),
     Command(
         "export-series",
+        "import_",
         "write the sets as a quilt series or git format-patch mail at the locked commit",
-        "patchkit.cli.import_:add_export_series_args",
-        "patchkit.cli.import_:export_series_cmd",
+        run="patchkit.cli.import_:export_series_cmd",
+        arguments="add_export_series_args",
     ),
     Command(
         "matrix",
+        "matrix",
         "every patch x every upstream release: the outcome in each, as HTML, Markdown or JSON",
-        "patchkit.cli.matrix:add_matrix_args",
-        "patchkit.cli.matrix:matrix_cmd",
     ),
     Command(
         "export-pr",
+        "export",
         "one upstream-ready branch per patch, with its commit message and PR text",
-        "patchkit.cli.export:add_export_args",
-        "patchkit.cli.export:export_cmd",
+        run="patchkit.cli.export:export_cmd",
+        arguments="add_export_args",
     ),
     Command(
         "upstream-check",
+        "upstream_check",
         "find upstream PRs making the same fix as each patch (GitHub CLI); record their state",
-        "patchkit.cli.upstream_check:add_upstream_check_args",
-        "patchkit.cli.upstream_check:upstream_check_cmd",
     ),
     Command(
         "watch",
+        "watch",
         "rebase onto upstream versions newer than the lock on a branch, with a report (CI)",
-        "patchkit.cli.watch:add_watch_args",
-        "patchkit.cli.watch:watch_cmd",
     ),
 )
-
-
-def target_args(parser: argparse.ArgumentParser, required: bool = True) -> None:
-    parser.add_argument("--target", "-t", required=required, help="vllm, flashinfer, ...")
-    parser.add_argument(
-        "--set",
-        dest="sets",
-        action="append",
-        metavar="NAME",
-        help="patch set to use (repeatable; default: all under patchsets/)",
-    )
-    parser.add_argument(
-        "--project",
-        type=Path,
-        default=Path.cwd(),
-        help="the patch repository (holds upstream.lock); default: current dir",
-    )
-
-
-def tree_args(parser: argparse.ArgumentParser, *, tests: bool = False) -> None:
-    target_args(parser)
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("--checkout", type=Path, help="a target checkout (default: the cache's)")
-    where.add_argument(
-        "--installed",
-        action="store_true",
-        help="the installed distribution of the target (in site-packages) instead",
-    )
-    parser.add_argument(
-        "--python",
-        default=sys.executable,
-        metavar="PATH",
-        help="the interpreter whose installed package (--installed) "
-        + ("or tests (--verify) to use" if tests else "to use"),
-    )
-    parser.add_argument(
-        "--include",
-        action="append",
-        default=[],
-        metavar="PATCH",
-        help="also use this opt-in patch (repeatable)",
-    )
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
-
-
-def apply_args(parser: argparse.ArgumentParser) -> None:
-    tree_args(parser, tests=True)
-    parser.add_argument(
-        "--exclude",
-        action="append",
-        default=[],
-        metavar="PATCH",
-        help="drop an opt-in patch applied before (a plain apply keeps them)",
-    )
-    parser.add_argument(
-        "--allow-dirty",
-        action="store_true",
-        help="patch files that have uncommitted changes (reset restores them)",
-    )
-    parser.add_argument(
-        "--allow-other-commit",
-        action="store_true",
-        help="apply to a tree at another upstream commit (three-way merges)",
-    )
-    parser.add_argument(
-        "--verify", action="store_true", help="then run each patch's tests and record the result"
-    )
-    parser.add_argument(
-        "--keep-going",
-        action="store_true",
-        help="a patch that fails is left out and the rest apply (exit 11 says so); never the "
-        'default (a patch\'s own on_failure = "skip" does the same for it alone)',
-    )
-    explain_arg(parser)
-
-
-def explain_arg(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--explain",
-        action="store_true",
-        help="per hunk of each diff: where it went (file:line, scope path) and by which rule",
-    )
-
-
-def reset_args(parser: argparse.ArgumentParser) -> None:
-    tree_args(parser)
-    parser.add_argument(
-        "--force",
-        action="store_true",
-        help="reset files edited after apply too, saving the edits aside first",
-    )
-
-
-def show_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("patch", help="patch id")
-    target_args(parser, required=False)
-    parser.add_argument("--checkout", type=Path, help="show against this checkout instead")
-    parser.add_argument(
-        "--releases",
-        nargs="?",
-        const="",
-        metavar="FROM..TO|all",
-        help="instead of the diff: the releases the patch works with (its matrix row; cells "
-        "already computed are reused); default range: the lock's release to the newest",
-    )
-
-
-def record_args(parser: argparse.ArgumentParser) -> None:
-    tree_args(parser)
-    parser.add_argument("--patch", required=True, help="id of the new patch, or one to refresh")
-    parser.add_argument("--title", default="")
-    parser.add_argument("--why", default="", help="the bug, in a sentence or two")
-    parser.add_argument("--author", default="")
-    parser.add_argument("--into", metavar="SET", help="patch set to add a new patch to")
-    parser.add_argument("paths", nargs="*", help="only these files (default: every edited file)")
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -302,7 +168,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         parser_.add_argument(  # also after the command: `patchkit rebase ... --quiet`
             "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
         )
-        _resolve(command.arguments)(parser_)
+        _resolve(f"patchkit.cli.{command.module}:{command.arguments}")(parser_)
         parser_.set_defaults(handler=command.handler)
     return parser
 
@@ -395,7 +261,3 @@ def _failed(exc: BaseException) -> int:
         "please report it with that file."
     )
     return 70
-
-
-def entry() -> None:
-    sys.exit(main())

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 
+from patchkit.cli.options import add_json
 from patchkit.cli.render import console, print_json
 
 
-def add_cache_args(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "action",
         nargs="?",
@@ -15,7 +16,7 @@ def add_cache_args(parser: argparse.ArgumentParser) -> None:
         default="show",
         help="show (default): sizes per kind; prune: remove what nothing refers to",
     )
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_json(parser)
 
 
 def _human(size: int) -> str:
@@ -27,7 +28,7 @@ def _human(size: int) -> str:
     return f"{size} B"
 
 
-def cache_cmd(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from patchkit.ops.cache import cache_report, prune
 
     pruned = prune() if args.action == "prune" else None

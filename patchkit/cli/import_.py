@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from patchkit.cli.args import where_of
+from patchkit.cli.options import where_of
 from patchkit.cli.render import console, outcome_style, print_json, table
 from patchkit.errors import ImportRefused, PatchFailed
 from patchkit.ops.context import load_project

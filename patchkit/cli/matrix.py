@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from patchkit.cli.options import add_project, add_sets, add_target, project_of
 from patchkit.cli.render import err_console
 from patchkit.cluster import address_from
 from patchkit.matrix.execute import choose
@@ -15,17 +16,16 @@ from patchkit.matrix.markdown import render_markdown
 from patchkit.matrix.page import render_html
 from patchkit.matrix.store import CellStore, MemoryStore
 from patchkit.matrix.table import Matrix
-from patchkit.ops.context import load_project
 from patchkit.ops.matrix import matrix
 
 FORMATS = ("html", "md", "json")
 
 
-def add_matrix_args(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
-    add("--target", "-t", required=True, help="vllm, flashinfer, ...")
-    add("--set", dest="sets", action="append", metavar="NAME", help="patch set (repeatable)")
-    add("--project", type=Path, default=Path.cwd(), help="holds upstream.lock (default: .)")
+    add_target(parser)
+    add_sets(parser, help="patch set (repeatable)")
+    add_project(parser, help="holds upstream.lock (default: .)")
     add(
         "--releases",
         default="",
@@ -39,8 +39,8 @@ def add_matrix_args(parser: argparse.ArgumentParser) -> None:
     add("--no-reuse", action="store_true", help="compute every cell again (store nothing)")
 
 
-def matrix_cmd(args: argparse.Namespace) -> int:
-    project = load_project(args.project, args.sets)
+def run(args: argparse.Namespace) -> int:
+    project = project_of(args)
     address = address_from(args.ray)
     store = MemoryStore() if args.no_reuse else CellStore()
     try:

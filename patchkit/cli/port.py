@@ -6,23 +6,23 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
-from patchkit.cli import explain_arg
 from patchkit.cli.explain import explain_json, explain_lines
+from patchkit.cli.options import add_explain, add_json
 from patchkit.cli.render import console, print_json, results_json, results_table
 from patchkit.errors import PatchFailed
 from patchkit.ops.port import port
 
 
 # -- the command line -------------------------------------------------------------------------
-def add_port_args(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("patch_file", type=Path, help="a unified diff (or a rewrite .py)")
     parser.add_argument("--base", required=True, help="the commit the diff was made at")
     parser.add_argument(
         "--checkout", type=Path, default=Path.cwd(), help="the tree to patch (default: here)"
     )
     parser.add_argument("--allow-dirty", action="store_true", help="patch over uncommitted edits")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
-    explain_arg(parser)
+    add_json(parser)
+    add_explain(parser)
     parser.add_argument(
         "--refreshed",
         type=Path,
@@ -31,7 +31,7 @@ def add_port_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def port_cmd(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     report = port(
         patch_file=args.patch_file,
         base_commit=args.base,

@@ -11,8 +11,8 @@ from typing import TypeVar
 
 from rich.table import Table
 
-from patchkit.cli import explain_arg
 from patchkit.cli.explain import placement_json, placement_line
+from patchkit.cli.options import add_explain
 from patchkit.cli.render import console, err_console, print_json
 from patchkit.errors import ConfigError, RebaseStopped, VerificationFailed
 from patchkit.ops.context import Project, load_project
@@ -66,7 +66,7 @@ def add_rebase_args(parser: argparse.ArgumentParser) -> None:
         help="also rebase the targets the new release pins (vLLM's FlashInfer) onto the pinned "
         "versions, all or nothing",
     )
-    explain_arg(parser)
+    add_explain(parser)
 
 
 def rebase_cmd(args: argparse.Namespace) -> int:

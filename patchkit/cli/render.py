@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from rich.text import Text
 
     from patchkit.ops.status import StatusReport
+    from patchkit.workspace.txn import Recovery
 
 # The style tags patchkit's own messages use ("[red]error:[/]"); rich's markup otherwise.
 _STYLE = r"(?:bold|dim|italic|red|green|yellow|blue|cyan|magenta)"
@@ -229,3 +230,21 @@ def status_table(report: StatusReport) -> Table | str:
         rows.append((*row, *([p.speed] * speed)))
     columns = ("patch", "set", "kind", "state", "files", "verified", *(["speed"] * speed))
     return table(title, columns, rows)
+
+
+def say_recovered(recovered: Recovery | None, *, as_json: bool) -> None:
+    """What rolling back an interrupted write did: on stderr, so ``--json`` stays JSON."""
+    if recovered is not None and not as_json:
+        for line in recovered.lines():
+            err_console.print(f"[yellow]note:[/] {line}", soft_wrap=True)
+
+
+def recovered_json(recovered: Recovery | None) -> dict[str, object] | None:
+    if recovered is None:
+        return None
+    return {
+        "command": recovered.command,
+        "restored": list(recovered.restored),
+        "kept": list(recovered.kept),
+        "modes_kept": list(recovered.modes_kept),
+    }

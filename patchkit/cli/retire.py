@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
+from patchkit.cli.options import add_json, add_project, project_of
 from patchkit.cli.render import console, print_json
-from patchkit.ops.context import load_project
 from patchkit.ops.retire import retire
 
 
-def add_retire_args(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("patch", help="the id of the patch upstream merged")
     parser.add_argument(
         "--merged-in",
@@ -22,17 +21,12 @@ def add_retire_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--pr", metavar="N", help="the upstream pull request that merged it (number or URL)"
     )
-    parser.add_argument(
-        "--project",
-        type=Path,
-        default=Path.cwd(),
-        help="the patch repository (holds upstream.lock); default: current dir",
-    )
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_project(parser)
+    add_json(parser)
 
 
-def retire_cmd(args: argparse.Namespace) -> int:
-    project = load_project(args.project)
+def run(args: argparse.Namespace) -> int:
+    project = project_of(args)
     done = retire(project=project, patch_id=args.patch, merged_in=args.merged_in, pr=args.pr)
     if args.json:
         print_json(

@@ -6,19 +6,21 @@ argument; 3 a ``gh`` call failed (network, rate limit, unknown repository)."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from patchkit.ops.upstream_check import UpstreamCheckReport
+from patchkit.cli.options import add_json, add_project, add_sets, add_target, project_of
+from patchkit.cli.render import console, print_json
+from patchkit.ops.upstream_check import UpstreamCheckReport, upstream_check
+from patchkit.upstream.github import Gh
 
 
-def add_upstream_check_args(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
     add("patches", nargs="*", metavar="PATCH", help="patch ids (default: all of --target/--set)")
-    add("--target", "-t", help="vllm, flashinfer, ... (default: every target)")
-    add("--set", dest="sets", action="append", metavar="NAME", help="patch set (repeatable)")
-    add("--project", type=Path, default=Path("."), help="holds upstream.lock (default: .)")
+    add_target(parser, required=False, help="vllm, flashinfer, ... (default: every target)")
+    add_sets(parser, help="patch set (repeatable)")
+    add_project(parser, help="holds upstream.lock (default: .)")
     add("--dry-run", action="store_true", help="report what was found; write no metadata")
-    add("--json", action="store_true", help="machine-readable output")
+    add_json(parser)
 
 
 def report_lines(report: UpstreamCheckReport) -> list[str]:
@@ -32,13 +34,8 @@ def report_lines(report: UpstreamCheckReport) -> list[str]:
     return lines
 
 
-def upstream_check_cmd(args: argparse.Namespace) -> int:
-    from patchkit.cli.render import console, print_json
-    from patchkit.ops.context import load_project
-    from patchkit.ops.upstream_check import upstream_check
-    from patchkit.upstream.github import Gh
-
-    project = load_project(args.project, args.sets)
+def run(args: argparse.Namespace) -> int:
+    project = project_of(args)
     gh = Gh.find()
     report = upstream_check(
         project=project, gh=gh, target=args.target, patch_ids=args.patches,

@@ -7,6 +7,18 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from patchkit.cli.options import (
+    add_include,
+    add_json,
+    add_project,
+    add_python,
+    add_sets,
+    add_target,
+    add_where,
+    project_of,
+    where_of,
+)
+from patchkit.cluster import address_from
 from patchkit.ops.verify import raise_for, verify_target
 from patchkit.verification.bench_text import value_text
 from patchkit.verification.env import (
@@ -22,17 +34,15 @@ if TYPE_CHECKING:
     from patchkit.ops.context import Project
 
 
-def add_verify_args(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
-    add("--target", "-t", required=True, help="vllm, flashinfer, ...")
-    add("--set", dest="sets", action="append", metavar="NAME", help="patch set (repeatable)")
-    add("--project", type=Path, default=Path.cwd(), help="holds upstream.lock (default: .)")
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("--checkout", type=Path, help="a target checkout (default: the cache's)")
-    where.add_argument("--installed", action="store_true", help="the installed distribution")
-    add("--include", action="append", default=[], metavar="PATCH", help="add an opt-in patch")
+    add_target(parser)
+    add_sets(parser, help="patch set (repeatable)")
+    add_project(parser, help="holds upstream.lock (default: .)")
+    add_where(parser, installed_help="the installed distribution")
+    add_include(parser, help="add an opt-in patch")
     add("--only", action="append", default=[], metavar="PATCH", help="verify only this patch")
-    add("--python", default=sys.executable, metavar="PATH", help="interpreter for the tests")
+    add_python(parser, help="interpreter for the tests")
     add("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S", help="per patch run")
     add("--strict", action="store_true", help="a patch whose tests could not run fails too")
     record = parser.add_mutually_exclusive_group()
@@ -43,7 +53,7 @@ def add_verify_args(parser: argparse.ArgumentParser) -> None:
         "by default they are kept in patchkit's cache, where status reads them",
     )
     record.add_argument("--no-record", action="store_true", help="keep no record of the runs")
-    add("--json", action="store_true", help="machine-readable output")
+    add_json(parser)
     _add_bench_and_ray_args(parser)
 
 
@@ -72,12 +82,8 @@ def _add_bench_and_ray_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def verify_cmd(args: argparse.Namespace) -> int:
-    from patchkit.cli.args import where_of
-    from patchkit.cluster import address_from
-    from patchkit.ops.context import load_project
-
-    project = load_project(args.project, args.sets)
+def run(args: argparse.Namespace) -> int:
+    project = project_of(args)
     address = address_from(args.ray)
     if address:
         return _verify_on_ray(args, project, address)
@@ -223,8 +229,7 @@ def _verify_on_ray(args: argparse.Namespace, project: Project, address: str) -> 
     from rich.table import Table
 
     from patchkit.cli.render import console, print_json
-    from patchkit.errors import VerificationFailed
-    from patchkit.ops.verify_ray import verify_on_ray
+    from patchkit.ops.verify_ray import raise_for_ray, verify_on_ray
 
     report = verify_on_ray(
         project=project,
@@ -256,15 +261,5 @@ def _verify_on_ray(args: argparse.Namespace, project: Project, address: str) -> 
             console.print(bench_table(benches))
         for path in report.written:
             console.print(f"recorded in {path}")
-    bad = [r for r in report.records if r.result == "failed"]
-    not_run = [r for r in report.records if r.result == "not run" or r.proof != "proven"]
-    if bad or (args.strict and not_run):
-        raise VerificationFailed(
-            "verification on Ray: "
-            + "; ".join(
-                f"{r.patch} {r.proof or r.result} ({r.reason or r.proof_reason})"
-                for r in bad + not_run
-            ),
-            hint="see the table above: each record names the GPU kind it ran on",
-        )
+    raise_for_ray(report, strict=args.strict)
     return 0

@@ -66,12 +66,13 @@ def apply_cmd(args: argparse.Namespace) -> int:
     key = _key("apply", args)
     started = time.time_ns()
     configure_logging(args)
-    from patchkit.cli import handlers  # the full path: the project, the engine, the tables
+    from patchkit.cli.apply import run_apply, show_apply  # the full path: the engine, tables
+    from patchkit.cli.options import project_of
 
-    project = handlers.project_of(args)
-    applied = handlers.run_apply(args, project)
+    project = project_of(args)
+    applied = run_apply(args, project)
     with _Captured() as said:
-        code = handlers.show_apply(args, project, applied)
+        code = show_apply(args, project, applied)
     if key is not None and code == 0:
         from patchkit.ops.warm_record import record_apply
 
@@ -90,14 +91,14 @@ def status_cmd(args: argparse.Namespace) -> int:
     key = _key("status", args)
     started = time.time_ns()
     configure_logging(args)
-    from patchkit.cli import handlers  # the full path
-    from patchkit.cli.args import where_of
+    from patchkit.cli.options import project_of, where_of  # the full path
+    from patchkit.cli.status import show_status
     from patchkit.ops.status import status_target
 
-    project = handlers.project_of(args)
+    project = project_of(args)
     report = status_target(project=project, target=args.target, where=where_of(args))
     with _Captured() as said:
-        code = handlers.show_status(args, report)
+        code = show_status(args, report)
     if key is not None and code == 0:
         from patchkit.ops.warm_record import record_status
 

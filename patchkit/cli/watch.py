@@ -7,12 +7,11 @@ is kept pending on the branch, the report and the issue say where); 2, 3 as ever
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
+from patchkit.cli.options import add_json, add_project, add_python, add_target, project_of
 from patchkit.cli.render import console, err_console, print_json
-from patchkit.ops.context import load_project
 from patchkit.ops.watch import Options, WatchResult, watch
 from patchkit.upstream.github import Gh
 from patchkit.watch.newer import LATEST
@@ -21,10 +20,10 @@ from patchkit.watch.report import Fate
 BROKE_EXIT = 8  # the rebase exit code: a patch needs a person
 
 
-def add_watch_args(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
-    add("--target", "-t", required=True, help="vllm, flashinfer, ...")
-    add("--project", type=Path, default=Path.cwd(), help="the patch repository (default: .)")
+    add_target(parser)
+    add_project(parser, help="the patch repository (default: .)")
     add("--once", action="store_true", help="one run, then exit (for a scheduled CI job)")
     add("--interval", type=float, default=3600.0, metavar="S",
         help="without --once: seconds between runs (default 3600)")  # fmt: skip
@@ -38,18 +37,18 @@ def add_watch_args(parser: argparse.ArgumentParser) -> None:
         "broke (GitHub CLI)")  # fmt: skip
     add("--no-verify", action="store_true", help="do not run the carried patches' tests")
     add("--ray", metavar="ADDRESS", help="run those tests as Ray tasks there (default: locally)")
-    add("--python", default=sys.executable, metavar="PATH", help="interpreter for those tests")
-    add("--json", action="store_true", help="machine-readable output")
+    add_python(parser, help="interpreter for those tests")
+    add_json(parser)
 
 
-def watch_cmd(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     options = Options(
         onto=args.onto, branch=args.branch, report_dir=args.report, remote=args.push,
         open_pr=args.open_pr, verify=not args.no_verify, python=args.python, ray=args.ray,
     )  # fmt: skip
     gh = Gh.find("watch --open-pr") if args.open_pr else None
     while True:
-        result = watch(project=load_project(args.project), target=args.target,
+        result = watch(project=project_of(args), target=args.target,
                        options=options, gh=gh)  # fmt: skip
         code = _show(args, result)
         if args.once:

@@ -5,15 +5,18 @@ exports) always read a diff."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from patchkit.engine.deltas import patch_deltas
 from patchkit.engine.diff.make import unified_diff
 from patchkit.engine.series import Blobs, Overlay
 from patchkit.errors import ConfigError, PatchFailed
+from patchkit.matrix.table import Cell, Row
 from patchkit.model import PatchMeta
 from patchkit.ops.apply import upstream_view
 from patchkit.ops.context import Project, blobs_for, open_checkout
+from patchkit.ops.matrix import matrix
 
 
 def show(meta: PatchMeta, earlier: Sequence[PatchMeta], overlay: Overlay, blobs: Blobs) -> bytes:
@@ -42,3 +45,27 @@ def show_patch(
         return show(meta, earlier, upstream_view(tree), blobs)
     finally:
         blobs.close()
+
+
+@dataclass(frozen=True)
+class PatchReleases:
+    """``show PATCH --releases``: the patch's matrix row, and the releases it works with."""
+
+    patch_id: str
+    locked: str  # the lock's release
+    cells: tuple[Cell, ...]  # one per release, oldest first
+    row: Row  # where upstream absorbed it, where it broke
+
+    @property
+    def works(self) -> tuple[str, ...]:
+        """The releases where the patch applies, or is carried there."""
+        return tuple(c.release for c in self.cells if c.outcome in ("applied", "carried"))
+
+
+def patch_releases(*, project: Project, patch_id: str, releases: str = "") -> PatchReleases:
+    """The matrix row of ``patch_id`` over ``releases`` (``FROM..TO``, ``all``; default: the
+    lock's release to the newest); cells already computed are reused."""
+    meta = project.patch(patch_id)
+    found = matrix(project=project, target=meta.target, releases=releases, only=[meta.id])
+    [row] = found.rows
+    return PatchReleases(meta.id, found.locked, found.cells, row)

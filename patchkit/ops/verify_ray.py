@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from patchkit.cluster import KIND_PREFIX, RETRIES, Died, connect, gather, offers_gpu
-from patchkit.errors import SourceError
+from patchkit.errors import SourceError, VerificationFailed
 from patchkit.gitrepo import GitRepo, is_repo
 from patchkit.model import LockEntry, PatchMeta, SourceKind
 from patchkit.ops.apply import apply
@@ -119,6 +119,22 @@ class RayVerifyReport:
                 }
             )
         return out
+
+
+def raise_for_ray(report: RayVerifyReport, *, strict: bool = False) -> None:
+    """VerificationFailed (exit 7) when a patch failed on the cluster, or with ``strict`` was
+    not run or not proven there."""
+    bad = [r for r in report.records if r.result == "failed"]
+    not_run = [r for r in report.records if r.result == "not run" or r.proof != "proven"]
+    if bad or (strict and not_run):
+        raise VerificationFailed(
+            "verification on Ray: "
+            + "; ".join(
+                f"{r.patch} {r.proof or r.result} ({r.reason or r.proof_reason})"
+                for r in bad + not_run
+            ),
+            hint="see the table above: each record names the GPU kind it ran on",
+        )
 
 
 # -- on the worker ----------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from patchkit.cli.port import add_port_args, port_cmd
+from patchkit.cli import port as port_cli
 from patchkit.errors import MalformedPatch, PatchFailed, UnsupportedChange
 from patchkit.model import Outcome
 from patchkit.ops.port import port
@@ -27,8 +27,8 @@ def up(tmp_path: Path) -> Upstream:
 
 def cli(*argv: str) -> int:
     parser = argparse.ArgumentParser()
-    add_port_args(parser)
-    return port_cmd(parser.parse_args(list(argv)))
+    port_cli.add_arguments(parser)
+    return port_cli.run(parser.parse_args(list(argv)))
 
 
 def test_partly_upstreamed_applies_the_rest_and_refreshes(up: Upstream, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from patchkit.cli.port import add_port_args, port_cmd
+from patchkit.cli import port as port_cli
 from patchkit.errors import PatchFailed, SourceError, TreeError
 from patchkit.model import Outcome, Step
 from patchkit.ops.port import port
@@ -35,8 +35,8 @@ def made(
 
 def run_cli(*argv: str) -> int:
     parser = argparse.ArgumentParser()
-    add_port_args(parser)
-    return port_cmd(parser.parse_args(list(argv)))
+    port_cli.add_arguments(parser)
+    return port_cli.run(parser.parse_args(list(argv)))
 
 
 def test_same_commit_is_applied_exactly(up: Upstream, tmp_path: Path) -> None:

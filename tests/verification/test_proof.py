@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from patchkit.cli.verify import add_verify_args, verify_cmd
+from patchkit.cli import verify as verify_cli
 from patchkit.errors import VerificationFailed
 from patchkit.ops.verify import raise_for, verify
 from patchkit.ops.verify_bench import Unpatched
@@ -166,12 +166,12 @@ def test_the_command_says_proves_nothing_and_strict_fails(
 ) -> None:
     s = _scenario(tmp_path, "test_mul.py")
     parser = argparse.ArgumentParser()
-    add_verify_args(parser)
+    verify_cli.add_arguments(parser)
     argv = ["--target", "demo", "--project", str(s.project.path), "--checkout", str(s.root)]
-    assert verify_cmd(parser.parse_args(argv)) == 0
+    assert verify_cli.run(parser.parse_args(argv)) == 0
     assert "proves nothing" in capsys.readouterr().out
     with pytest.raises(VerificationFailed, match="not proven: fix-add proves nothing"):
-        verify_cmd(parser.parse_args([*argv, "--strict"]))
+        verify_cli.run(parser.parse_args([*argv, "--strict"]))
 
 
 def test_status_shows_the_proof_and_warns_of_proves_nothing(

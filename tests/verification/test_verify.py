@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from patchkit.cli.verify import add_verify_args, verify_cmd
+from patchkit.cli import verify as verify_cli
 from patchkit.errors import TreeError, VerificationFailed
 from patchkit.model import TestSpec as Spec
 from patchkit.ops.verify import raise_for, verify, verify_applied
@@ -401,7 +401,7 @@ def test_verify_applied_keeps_the_outcome_in_the_tree_state(scenario: Scenario) 
 
 def _cli(s: Scenario, *extra: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
-    add_verify_args(parser)
+    verify_cli.add_arguments(parser)
     argv = ["-t", "demo", "--project", str(s.project.path), "--checkout", str(s.root)]
     return parser.parse_args([*argv, "--python", sys.executable, *extra])
 
@@ -410,13 +410,13 @@ def test_cli_refuses_an_unpatched_tree_then_verifies(
     scenario: Scenario, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(TreeError, match="fix-add is not applied"):
-        verify_cmd(_cli(scenario))
+        verify_cli.run(_cli(scenario))
     scenario.apply()
-    assert verify_cmd(_cli(scenario, "--json", "--only", "fix-add")) == 0
+    assert verify_cli.run(_cli(scenario, "--json", "--only", "fix-add")) == 0
     out = json.loads(capsys.readouterr().out)
     assert [(p["patch"], p["result"]) for p in out["patches"]] == [("fix-add", "passed")]
     assert out["recorded_in"] == [str(records_path(scenario.set_root, tracked=False))]
-    assert verify_cmd(_cli(scenario, "--json", "--only", "fix-add", "--record")) == 0
+    assert verify_cli.run(_cli(scenario, "--json", "--only", "fix-add", "--record")) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["recorded_in"] == [str(records_path(scenario.set_root))]
 
@@ -425,5 +425,5 @@ def test_cli_exit_7_on_failure(scenario: Scenario) -> None:
     scenario.apply()
     (scenario.set_root / "tests" / "test_add.py").write_text("def test_add():\n    assert 0\n")
     with pytest.raises(VerificationFailed, match="verification failed for fix-add"):
-        verify_cmd(_cli(scenario, "--no-record", "--only", "fix-add"))
+        verify_cli.run(_cli(scenario, "--no-record", "--only", "fix-add"))
     assert not records_path(scenario.set_root).exists()
