@@ -28,7 +28,7 @@ from patchkit.ops.apply import apply
 from patchkit.ops.context import Project, blobs_for, load_project
 from patchkit.ops.verify import verify_applied
 from patchkit.project.lock import pins_to_move
-from patchkit.project.writer import project_lock, write_project
+from patchkit.project.writer import project_files, project_lock, restore
 from patchkit.rebasing.conflicts import RebaseReport, RebaseState
 from patchkit.rebasing.session import Carry, abort, resume, start, stopped_state
 from patchkit.upstream.history import History, Point, open_history
@@ -122,7 +122,7 @@ def rebase_with_pins(
 
 
 def _with_pins(project: Project, target: str, onto: str, options: dict[str, Any]) -> PinnedRebase:
-    saved = _snapshot(project.root)
+    saved = project_files(project.root)
     sets = options["sets"]
     first = rebase(project=project, target=target, onto=onto, **options)
     reports = [first]
@@ -133,26 +133,10 @@ def _with_pins(project: Project, target: str, onto: str, options: dict[str, Any]
         report = rebase(project=moved, target=other, onto=version, **options)
         reports.append(report)
         if not report.lock_moved:
-            _restore(project.root, saved)
+            restore(project.root, saved, command="rebase")
             return PinnedRebase(tuple(reports), rolled_back=True)
         moved = load_project(project.root, sets)
     return PinnedRebase(tuple(reports))
-
-
-def _snapshot(root: Path) -> dict[Path, bytes]:
-    """The project's files a rebase may write: the lock and every patch set's files."""
-    files = [root / "upstream.lock", *(p for p in (root / "patchsets").rglob("*") if p.is_file())]
-    return {path: path.read_bytes() for path in files}
-
-
-def _restore(root: Path, saved: dict[Path, bytes]) -> None:
-    """The project's files back as they were, together (through the journal)."""
-    changed = {
-        path: content
-        for path, content in saved.items()
-        if not path.exists() or path.read_bytes() != content
-    }
-    write_project(root, changed, command="rebase")
 
 
 # -- what the verb hands the wing ------------------------------------------------------------

@@ -114,6 +114,23 @@ def project_writes(root: Path, *, command: str) -> Iterator[ProjectWrites]:
         writes.commit(command)
 
 
+def project_files(root: Path) -> dict[Path, bytes]:
+    """The project's own files as they are now: the lock and every file of its patch sets."""
+    sets = sorted(p for p in (root / "patchsets").rglob("*") if p.is_file())
+    files = [root / "upstream.lock", *sets]
+    return {path: path.read_bytes() for path in files}
+
+
+def restore(root: Path, saved: Mapping[Path, bytes], *, command: str) -> None:
+    """The project's files back as :func:`project_files` saw them, together."""
+    changed = {
+        path: content
+        for path, content in saved.items()
+        if not path.exists() or path.read_bytes() != content
+    }
+    write_project(root, changed, command=command)
+
+
 def write_project(root: Path, files: Mapping[Path, bytes | None], *, command: str) -> None:
     """Write ``files`` (project files: lock, manifests, metadata, patch files) together."""
     with project_writes(root, command=command) as writes:
