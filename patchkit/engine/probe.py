@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from patchkit.engine.series import Blobs, Given, Overlay, series_steps, touched_paths
-from patchkit.errors import PatchkitError
+from patchkit.engine.series import Blobs, Given, Overlay, patch_paths, series_steps
 from patchkit.model import Outcome, PatchMeta, PatchResult
 from patchkit.upstream.history import History, Point, list_at, modes_at, read_at
 from patchkit.upstream.moved import HistoryFinder
@@ -61,17 +60,10 @@ def chain_for(patches: Sequence[PatchMeta], patch_id: str) -> list[PatchMeta]:
     change its outcome, in series order."""
     index = next(i for i, p in enumerate(patches) if p.id == patch_id)
     chain = [patches[index]]
-    needed = set(_paths(chain[0]))
+    needed = set(patch_paths(chain[0]))
     for meta in reversed(patches[:index]):
-        paths = set(_paths(meta))
+        paths = set(patch_paths(meta))
         if paths & needed:
             chain.insert(0, meta)
             needed |= paths
     return chain
-
-
-def _paths(meta: PatchMeta) -> list[str]:
-    try:
-        return touched_paths(meta)
-    except PatchkitError:
-        return []

@@ -125,6 +125,16 @@ def touched_paths(meta: PatchMeta) -> list[str]:
     return list(dict.fromkeys([*rewrite_paths(meta.file), *meta.files]))
 
 
+def patch_paths(meta: PatchMeta) -> list[str]:
+    """:func:`touched_paths`, or none for a patch file the run reports as that patch's failure
+    (a malformed diff, a rewrite that does not load); a path out of the tree stops the
+    operation here as it does in the run (exit 5)."""
+    try:
+        return touched_paths(meta)
+    except (ConfigError, PatchFailed):
+        return []
+
+
 def run_diff(
     meta: PatchMeta,
     read: Reader,

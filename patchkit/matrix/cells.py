@@ -26,7 +26,7 @@ from patchkit import model
 from patchkit.engine.fingerprint import engine_fingerprint
 from patchkit.engine.probe import Prober
 from patchkit.engine.rewrite import cache
-from patchkit.engine.series import Blobs, touched_paths
+from patchkit.engine.series import Blobs, patch_paths
 from patchkit.model import LockEntry, Outcome, PatchMeta, PatchResult, SourceKind
 from patchkit.project import sets
 from patchkit.upstream import absorbed as absorbed_module
@@ -127,7 +127,7 @@ def compute_cell(job: CellJob) -> CellValue:
                 prober = Prober(history, metas, blobs, job.base)
                 prober.outcome(job.point, job.patch_id)
             result = prober.runs[job.point.ref][job.patch_id]
-            paths = _paths(metas[-1])
+            paths = patch_paths(metas[-1])
             outcome = result.outcome.since_base(
                 lambda: same_files(history.repo, base, commit, paths)
             )
@@ -147,13 +147,6 @@ def _pr_in(meta: PatchMeta, history: History, point: Point, commit: str) -> Abso
         return None
     version = history.version(point)
     return absorbed(meta.upstream, repo=history.repo, commit=commit, version=version)
-
-
-def _paths(meta: PatchMeta) -> list[str]:
-    try:
-        return touched_paths(meta)
-    except Exception:
-        return []
 
 
 @contextlib.contextmanager

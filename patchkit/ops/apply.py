@@ -9,8 +9,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from patchkit.engine.series import Blobs, Overlay, Reader, run_series, touched_paths
-from patchkit.errors import ConfigError, PatchFailed, TreeError
+from patchkit.engine.series import (
+    Blobs,
+    Overlay,
+    Reader,
+    patch_paths,
+    run_series,
+    touched_paths,
+)
+from patchkit.errors import PatchFailed, TreeError
 from patchkit.model import LockEntry, PatchMeta, PatchResult
 from patchkit.ops.context import CACHED, Project, Where, blobs_for, open_tree
 from patchkit.project.lock import tree_pin_problems
@@ -75,12 +82,7 @@ def _user_edits(tree: Tree, state: State | None) -> list[str]:
     """Files patchkit wrote whose content changed since."""
     if state is None:
         return []
-    edited = []
-    for path, rec in state.files.items():
-        current = tree.read(path)
-        if (sha256(current) if current is not None else None) != rec.result:
-            edited.append(path)
-    return sorted(edited)
+    return sorted(path for path, rec in state.files.items() if rec.edited(tree.read(path)))
 
 
 def upstream_view(tree: Tree, *, committed: bool = False) -> Overlay:
@@ -191,7 +193,7 @@ def _apply(
 def _check_clean(tree: Tree, state: State | None, patches: Sequence[PatchMeta]) -> None:
     """Refuse before any work if someone else changed a file the patches may touch."""
     ours = set(state.files) if state else set()
-    touched = {path for meta in patches for path in _paths(meta)}
+    touched = {path for meta in patches for path in patch_paths(meta)}
     dirty = changed_files(tree, sorted(p for p in touched if p not in ours and tree.holds(p)))
     if not dirty:
         return
@@ -207,13 +209,6 @@ def _check_clean(tree: Tree, state: State | None, patches: Sequence[PatchMeta]) 
         hint="commit or stash them first, or pass --allow-dirty to patch on top of them "
         "(reset then restores your version)",
     )
-
-
-def _paths(meta: PatchMeta) -> list[str]:
-    try:
-        return touched_paths(meta)
-    except (ConfigError, PatchFailed):
-        return []  # a broken patch file: the series run reports it as that patch's failure
 
 
 class _Seen:

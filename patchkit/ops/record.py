@@ -47,11 +47,7 @@ def _edited(tree: Tree, state: State | None, paths: Sequence[str]) -> list[str]:
     """Files edited since the series was applied (all, or among ``paths``)."""
     ours = state.files if state else {}
     dirty = {p for p in changed_files(tree, list(paths) if paths else None) if p not in ours}
-    mine = {
-        p
-        for p, rec in ours.items()
-        if _sha(tree.read(p)) != rec.result and (not paths or p in paths)
-    }
+    mine = {p for p, rec in ours.items() if rec.edited(tree.read(p)) and (not paths or p in paths)}
     return sorted(dirty | mine)
 
 

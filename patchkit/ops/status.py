@@ -15,7 +15,7 @@ from patchkit.targets import commits_match
 from patchkit.upstream.absorbed import absorbed, history_repo
 from patchkit.workspace.locks import reading
 from patchkit.workspace.state import State, StateStore
-from patchkit.workspace.tree import Tree, sha256
+from patchkit.workspace.tree import Tree
 from patchkit.workspace.treecheck import tree_commit
 from patchkit.workspace.txn import pending, rolled_back
 
@@ -87,12 +87,7 @@ class StatusReport:
 
 
 def _edited(read: Reader, state: State, files: Sequence[str]) -> bool:
-    for path in files:
-        rec = state.files.get(path)
-        current = read(path)
-        if rec is not None and (sha256(current) if current is not None else None) != rec.result:
-            return True
-    return False
+    return any(rec.edited(read(path)) for path in files if (rec := state.files.get(path)))
 
 
 def _one(read: Reader, state: State | None, meta: PatchMeta) -> PatchStatus:

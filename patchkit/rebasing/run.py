@@ -12,8 +12,7 @@ from pathlib import Path
 from patchkit.engine.deltas import change_deltas
 from patchkit.engine.diff.make import FileDelta, unified_diff
 from patchkit.engine.probe import Prober, series_at
-from patchkit.engine.series import Blobs, Reader, touched_paths
-from patchkit.errors import PatchkitError
+from patchkit.engine.series import Blobs, Reader, patch_paths
 from patchkit.model import Lock, LockEntry, Outcome, PatchKind, PatchMeta, PatchResult
 from patchkit.rebasing.bisect import trace_patch
 from patchkit.rebasing.conflicts import (
@@ -83,13 +82,6 @@ def evaluate(run: Run, manual: dict[str, dict[str, bytes | None]]) -> list[Eval]
         deltas = tuple(change_deltas(result.changes, overlay))
         evals.append(Eval(meta, result, deltas, before, meta.id in manual))
     return evals
-
-
-def patch_paths(meta: PatchMeta) -> list[str]:
-    try:
-        return touched_paths(meta)
-    except PatchkitError:
-        return []  # run_patch reports the broken patch as FAILED
 
 
 def fixes_from_worktree(run: Run, stopped: Sequence[str]) -> dict[str, dict[str, bytes | None]]:

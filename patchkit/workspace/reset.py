@@ -14,7 +14,7 @@ from pathlib import Path
 from patchkit.errors import TreeError
 from patchkit.workspace.locks import writing
 from patchkit.workspace.state import StateStore
-from patchkit.workspace.tree import Tree, sha256, write_file
+from patchkit.workspace.tree import Tree, write_file
 from patchkit.workspace.txn import Recovery, Write, commit, recover
 
 
@@ -40,7 +40,7 @@ def _reset(tree: Tree, force: bool) -> ResetReport:
     edited = {}
     for path, rec in state.files.items():
         current = tree.read(path)
-        if (sha256(current) if current is not None else None) != rec.result:
+        if rec.edited(current):
             edited[path] = current
     if edited and not force:
         raise TreeError(

@@ -32,6 +32,11 @@ class FileRecord:
     result: str | None  # sha256 of what patchkit left; None: patchkit deleted it
     result_mode: int | None
 
+    def edited(self, current: bytes | None) -> bool:
+        """The file (``current``: its content now, None when it is gone) is not what patchkit
+        left: edited, recreated or deleted since it was applied."""
+        return (sha256(current) if current is not None else None) != self.result
+
 
 @dataclass(frozen=True)
 class AppliedPatch:
