@@ -16,20 +16,14 @@ and recomputed. Nothing read from the cache is ever executed or imported.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
 import os
-import stat
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from patchkit.errors import CacheUntrusted, ConfigError, shown
+from patchkit import cacheroot
+from patchkit.errors import ConfigError, shown
 from patchkit.trust.names import name_problem
 
-_MODE = 0o755  # directories patchkit makes: never group- or other-writable, whatever the umask
-_KEY = "key"  # the cache's sealing key: 32 random bytes, mode 0600
-_KEY_BYTES = 32
 _SEALED = b"patchkit-sealed-1"  # the first line of a sealed entry: this mark and its seal
 _checked: dict[str, Cache] = {}  # root -> its Cache, trusted (one ownership check per process)
 
@@ -56,8 +50,7 @@ class Cache:
     @staticmethod
     def current() -> Cache:
         """The cache ``PATCHKIT_CACHE`` (or the user's cache directory) names, checked."""
-        env = os.environ.get("PATCHKIT_CACHE")
-        root = Path(env).expanduser() if env else _user_cache()
+        root = Path(cacheroot.root())
         found = _checked.get(str(root))
         if found is None:
             found = Cache(root)
@@ -68,8 +61,8 @@ class Cache:
     def check(self) -> None:
         """Make the root when missing; refuse it unless it is ours and only ours to write."""
         try:
-            self.root.mkdir(parents=True, exist_ok=True, mode=_MODE)
-            _trusted(self.root, self.root)
+            self.root.mkdir(parents=True, exist_ok=True, mode=cacheroot.MODE)
+            cacheroot.trusted(self.root, self.root)
         except OSError as exc:
             raise ConfigError(
                 f"cannot use the cache {self.root}: {exc.strerror or exc}",
@@ -84,8 +77,8 @@ class Cache:
             path = self.root.joinpath(*(_segment(p) for p in parts))
             try:
                 for depth in range(1, len(parts) + 1):
-                    _made(self.root.joinpath(*parts[:depth]))
-                    _trusted(self.root.joinpath(*parts[:depth]), self.root)
+                    cacheroot.made(self.root.joinpath(*parts[:depth]))
+                    cacheroot.trusted(self.root.joinpath(*parts[:depth]), self.root)
             except OSError as exc:
                 raise ConfigError(
                     f"cannot use {path} in the cache: {exc.strerror or exc}",
@@ -147,12 +140,11 @@ class Cache:
     # -- sealing ----------------------------------------------------------------------------
     def seal(self, payload: bytes) -> str:
         """The keyed digest that shows ``payload`` was written by this cache's patchkit."""
-        return hashlib.blake2b(payload, key=self._sealing_key(), digest_size=32).hexdigest()
+        return cacheroot.seal(self._sealing_key(), payload)
 
     def sealed(self, payload: bytes, seal: str | bytes) -> bool:
         """Whether ``seal`` is :meth:`seal` of ``payload`` (compared in constant time)."""
-        given = seal if isinstance(seal, bytes) else seal.encode("utf-8", "surrogateescape")
-        return hmac.compare_digest(self.seal(payload).encode(), given)
+        return cacheroot.sealed(self._sealing_key(), payload, seal)
 
     def write_sealed(self, path: Path, payload: bytes) -> None:
         """Write ``payload`` to ``path`` (in the cache) with its seal, atomically; silently not
@@ -188,13 +180,7 @@ class Cache:
 
     def _sealing_key(self) -> bytes:
         if self._key is None:
-            path = self.root / _KEY
-            self._key = _read_key(path)
-            if self._key is None:
-                _make_key(path)
-                self._key = _read_key(path)
-            if self._key is None:  # pragma: no cover (removed between making and reading)
-                raise ConfigError(f"cannot make the cache's key {path}")
+            self._key = cacheroot.sealing_key(self.root)
         return self._key
 
 
@@ -204,84 +190,3 @@ def _segment(name: str) -> str:
     if problem is not None:
         raise ConfigError(f"{shown(name)} cannot name a file in patchkit's cache: {problem}")
     return name
-
-
-def _made(path: Path) -> None:
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(path, _MODE)
-
-
-def _trusted(path: Path, root: Path) -> None:
-    """Refuse ``path`` (a directory of the cache at ``root``) unless it is ours alone to
-    write."""
-    st = os.stat(path)
-    if not stat.S_ISDIR(st.st_mode):
-        raise CacheUntrusted(
-            f"the cache {root}: {path} is not a directory",
-            hint=f"remove {path}, or point PATCHKIT_CACHE at a directory of your own",
-        )
-    if st.st_uid != os.geteuid():
-        raise CacheUntrusted(
-            f"the cache {root}: {path} belongs to user {st.st_uid}, not to you "
-            f"({os.geteuid()}); patchkit does not trust a cache another user can change",
-            hint=f"use a cache of your own: PATCHKIT_CACHE=DIR (or `chown -R` {root} to you)",
-        )
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise CacheUntrusted(
-            f"the cache {root}: {path} is writable by other users "
-            f"(mode {stat.S_IMODE(st.st_mode):04o}); patchkit does not trust a cache others "
-            "can change",
-            hint=f"`chmod go-w {path}`, or use a cache of your own: PATCHKIT_CACHE=DIR",
-        )
-
-
-def _read_key(path: Path) -> bytes | None:
-    """The key at ``path``; None when there is none; refused unless it is ours alone."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise CacheUntrusted(
-            f"the cache's key {path} cannot be read: {exc.strerror or exc}",
-            hint=f"remove {path} (patchkit makes a new one and recomputes what it sealed)",
-        ) from None
-    with open(fd, "rb") as handle:
-        st = os.fstat(fd)
-        data = handle.read(_KEY_BYTES + 1)
-    private = stat.S_IMODE(st.st_mode) & 0o077 == 0 and st.st_uid == os.geteuid()
-    if not stat.S_ISREG(st.st_mode) or not private or len(data) != _KEY_BYTES:
-        raise CacheUntrusted(
-            f"the cache's key {path} is not yours alone (it must be a file of "
-            f"{_KEY_BYTES} bytes, yours, mode 0600)",
-            hint=f"remove {path} (patchkit makes a new one and recomputes what it sealed)",
-        )
-    return data
-
-
-def _make_key(path: Path) -> None:
-    """A new random key, whole or not at all (another process may make one at the same time:
-    the first link wins)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    try:
-        with open(fd, "wb") as handle:
-            os.fchmod(fd, 0o600)
-            handle.write(os.urandom(_KEY_BYTES))
-        with contextlib.suppress(FileExistsError):
-            os.link(tmp, path)
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-
-
-def _user_cache() -> Path:
-    """The user's cache directory, as platformdirs says; on Linux (the XDG rule) without
-    importing it, on every command."""
-    if sys.platform.startswith("linux"):
-        xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-        base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
-        return base / "patchkit"
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("patchkit"))

@@ -20,9 +20,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from patchkit import cacheroot
 from patchkit.cache import Cache
 from patchkit.gitrepo import GitRepo, is_repo
-from patchkit.workspace.replay import read_record
+from patchkit.workspace.replay import Record, read_record
 
 TRAILER = "Source release "  # how a release commit names its archive (see upstream.sources)
 
@@ -212,18 +213,18 @@ def _records(cache: Cache) -> list[tuple[str, int]]:
         if path.name.endswith(".tmp"):
             out.append(_remove(path, "left by an interrupted run"))
             continue
-        why = _stale(read_record(cache, str(path)))
+        why = _stale(read_record(cacheroot.sealing_key(cache.root), str(path)))
         if why is not None:
             out.append(_remove(path, why))
     return out
 
 
-def _stale(record: dict[str, object] | None) -> str | None:
+def _stale(record: Record | None) -> str | None:
     """Why a recorded run can never be replayed again; None if it may be."""
     if record is None:
         return "a recorded run this patchkit cannot read (another version, or not sealed here)"
-    for what in ("root", "project"):
-        where = record.get(what)
-        if not isinstance(where, str) or not os.path.isdir(where):
-            return f"a recorded run whose {'tree' if what == 'root' else what} is gone"
+    if not os.path.isdir(record.root):
+        return "a recorded run whose tree is gone"
+    if not os.path.isdir(record.project):
+        return "a recorded run whose project is gone"
     return None

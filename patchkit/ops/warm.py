@@ -1,37 +1,37 @@
 """The warm path of ``apply`` and ``status``: when nothing a recorded run depended on changed
 (the lock, the patch sets and every patch file, the verification records, patchkit's own
-code, and the tree's files it read), do what that run did without doing its work again.
+code and its parser libraries, and the tree's files it read and directories it listed), do
+what that run did without doing its work again.
 
 - ``apply`` after ``reset`` (no state, no journal, the tree's files back at the bytes the
-  recorded run found): the recorded results are read from the state store, each checked by
-  its digest, and written through the journal, all or nothing, under the tree's lock, as the
-  full path writes them; then what that run printed is printed.
+  recorded run found): the recorded results are read from the state store, checked by their
+  digest, and written through the journal, all or nothing, under the tree's lock, as the
+  full path writes them (``workspace/replay_txn.py``); then what that run printed is printed.
 - ``status``: what the recorded run printed, when the state, the journal and the files the
   state names are as they were.
 
-Anything not as recorded, or not recorded, is a miss: the caller takes the full path, which
-records again (``ops/warm_record.py``). This module imports neither the engine, libcst,
-tree-sitter, rich, the package-index client nor the patch-set reader: a warm run must cost
-little more than the interpreter's start.
+Anything not as recorded, or not recorded, a busy tree, a cache or tree that refuses, is a
+miss: the caller takes the full path, which waits, rolls back, explains or records again
+(``ops/warm_record.py``). This module and those it imports use only the standard library's
+``os``, ``sys``, ``stat``, ``hashlib``, ``hmac`` and ``fcntl``: no engine, no parser, no
+patch-set reader, no data model, not even ``pathlib``, ``json`` or ``dataclasses``, so a warm
+run costs little more than the interpreter's start.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
-from pathlib import Path
 
-from patchkit.errors import TreeError
-from patchkit.workspace import replay
-from patchkit.workspace.locks import reading, writing
-from patchkit.workspace.state import StateStore
-from patchkit.workspace.tree import Tree
-from patchkit.workspace.txn import Write, commit
+from patchkit.errors import PatchkitError
+from patchkit.workspace import replay, replay_txn
 
 TYPE_CHECKING = False  # typing is not imported at run time: a warm run does without it
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
+
+    from patchkit.workspace.replay import Record
 
 
 class Replayed:
@@ -77,65 +77,42 @@ def to_terminal() -> bool:
 
 
 def replay_request(command: str, asked: Mapping[str, Any]) -> Replayed | None:
-    """The recorded run of this command line done again, or None (a miss: nothing written)."""
-    key = request_key(command, asked)
-    return replay_apply(key) if command == "apply" else replay_status(key)
-
-
-def _tree(record: dict[str, Any]) -> Tree:
-    """The checkout the recorded run wrote, fenced from its git directories as it was."""
-    root, state_dir = Path(record["root"]), Path(record["state_dir"])
-    return Tree(root, state_dir, str(record["target"]), fenced=tuple(record["fenced"]))
-
-
-def _usable(record: dict[str, Any] | None, command: str) -> bool:
-    return record is not None and record.get("command") == command
-
-
-def replay_apply(key: str) -> Replayed | None:
-    """The recorded apply done again from its recorded results, or None (a miss: nothing was
-    written)."""
-    record = replay.load(key)
-    if record is None or not _usable(record, "apply"):
+    """The recorded run of this command line done again, or None (a miss: nothing written, or
+    a journal the full path rolls back first)."""
+    try:
+        record = replay.load(request_key(command, asked))
+        if record is None or record.command != command:
+            return None
+        done = _apply(record) if command == "apply" else _status(record)
+    except (OSError, PatchkitError, replay_txn.Busy):
         return None
-    tree = _tree(record)
-    with writing(tree, "apply"):
-        again = replay.unchanged(record["inputs"])
-        if again is None:
-            return None
-        store = StateStore(tree.state_dir)
-        try:
-            writes = _writes(store.get(record["pack"]), record["writes"])
-            state = store.get(record["state"])  # the state file the recorded run wrote
-        except TreeError:
-            return None  # a saved result is gone or damaged: the full path makes it again
-        if writes is None:
-            return None
-        if not all(place in again for place in record["places"].values()):
-            return None  # (each was read again: a file the run wrote is never judged by stat)
-        expected = {path: again[place] for path, place in record["places"].items()}
-        commit(tree, store, writes, state, command="apply", expected=expected)
-    return Replayed(record["stdout"], record["stderr"])
+    return Replayed(record.stdout, record.stderr) if done else None
 
 
-def _writes(pack: bytes, listed: list[list[Any]]) -> list[Write] | None:
-    """The recorded writes, each file's bytes cut from the results' pack and checked by its own
-    digest (the pack's was checked as it was read); None if one does not match."""
-    writes = []
-    for path, sha, mode, offset, size in listed:
-        content = pack[offset : offset + size] if sha is not None else None
-        if replay.digest(content) != sha:
-            return None
-        writes.append(Write(path, content, mode))
-    return writes
+def _apply(record: Record) -> bool:
+    """The recorded apply's writes done again, when every input is as recorded."""
+    with replay_txn.Held(record.state_dir):
+        again = replay.unchanged(record.inputs)
+        if again is None or not replay_txn.places_usable(record):
+            return False
+        places = record.writes[1 :: replay.WRITE]
+        if not all(place in again for place in places):
+            return False  # (each was read again: a file the run wrote is never judged by stat)
+        pack, state = _saved(record, record.pack), _saved(record, record.state)
+        if pack is None or state is None or not replay_txn.originals_saved(record):
+            return False  # gone or damaged: the full path makes them again
+        replay_txn.commit(record, pack, state)
+    return True
 
 
-def replay_status(key: str) -> Replayed | None:
-    """What the recorded status printed, when nothing it read changed; else None."""
-    record = replay.load(key)
-    if record is None or not _usable(record, "status"):
-        return None
-    with reading(_tree(record)):
-        if replay.unchanged(record["inputs"]) is None:
-            return None
-    return Replayed(record["stdout"], record["stderr"])
+def _saved(record: Record, name: str) -> bytes | None:
+    """An object of the tree's state store, when it still has the digest it is named by."""
+    content = replay.read(os.path.join(record.state_dir, "objects", name))
+    return content if replay.digest(content) == name else None
+
+
+def _status(record: Record) -> bool:
+    """Whether nothing the recorded status read changed (read under the tree's lock, as the
+    full path reads, so never half-way through a writer)."""
+    with replay_txn.Held(record.state_dir):
+        return replay_txn.places_usable(record) and replay.unchanged(record.inputs) is not None

@@ -21,6 +21,7 @@ holds a link (whose target, not the directory, says whether it is listed as a fi
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import sys
 from collections.abc import Iterable, Mapping
@@ -28,17 +29,21 @@ from pathlib import Path
 from typing import Any
 
 import patchkit
+from patchkit import cacheroot
+from patchkit.cache import Cache
 from patchkit.engine.fingerprint import LIBRARIES
-from patchkit.ops.apply import TargetApply
+from patchkit.ops.apply import ApplyTrace, TargetApply
 from patchkit.ops.context import Project
 from patchkit.ops.status import StatusReport
 from patchkit.targets import profile
 from patchkit.verification.records import records_path
 from patchkit.workspace import replay
 from patchkit.workspace.installed import InstalledTree
+from patchkit.workspace.mounts import stat_is_fresh
+from patchkit.workspace.replay import Record
 from patchkit.workspace.state import StateStore
 from patchkit.workspace.tree import Tree, checkout_tree, sha256
-from patchkit.workspace.txn import Write, journal_path
+from patchkit.workspace.txn import JOURNAL_VERSION, Write, journal_path
 
 
 def project_inputs(start: Path, project: Project) -> list[str]:
@@ -142,8 +147,12 @@ def tree_inputs(tree: Tree) -> list[str]:
     return found
 
 
-def _said(record: dict[str, Any], project: Project, said: tuple[str, str]) -> dict[str, Any]:
-    return {**record, "project": str(project.root), "stdout": said[0], "stderr": said[1]}
+def _keep(key: str, record: Record, project: Project, said: tuple[str, str]) -> None:
+    """Keep ``record`` as ``key`` in the cache, with where the project is and what the run
+    printed."""
+    record.project, (record.stdout, record.stderr) = str(project.root), said
+    cache = Cache.current()
+    replay.store(str(cache.dir("warm")), cacheroot.sealing_key(cache.root), key, record)
 
 
 def record_apply(
@@ -165,11 +174,9 @@ def record_apply(
     state_bytes = replay.read(str(store.file))
     if state_bytes is None or sha256(state_bytes) != StateStore.render(trace.state):
         return False  # written again since (another apply)
-    results = _results(store, tree, trace.writes)
-    if results is None:
-        return False
+    record = _written(store, tree, trace.writes, trace)
     listings = listing_inputs(tree, trace.listed)
-    if listings is None:
+    if record is None or listings is None:
         return False
     known: dict[str, tuple[bytes | None, int | None]] = {
         str(tree.place(path)): (content, trace.modes.get(path))
@@ -178,42 +185,80 @@ def record_apply(
     known.update((place, (entries, None)) for place, entries in listings.items())
     known[str(store.file)] = known[str(journal_path(store))] = (None, None)
     paths = [str(tree.place(p)) for p in sorted(trace.fingerprinted - set(trace.read))]
-    inputs = replay.snapshot(
-        [*project_inputs(start, project), *code_inputs(), *tree_inputs(tree), *paths],
-        started_ns,
-        known,
-    )
+    paths = [*project_inputs(start, project), *code_inputs(), *tree_inputs(tree), *paths]
+    inputs = replay.snapshot(paths, started_ns, known, stat_is_fresh)
     if inputs is None:
         return False
-    record = {
-        "command": "apply",
-        **_where(tree),
-        "inputs": inputs,
-        "writes": results[0],
-        "pack": results[1],
-        "places": {w.path: str(tree.place(w.path)) for w in trace.writes},
-        "state": store.put(state_bytes),
-    }
-    replay.store(key, _said(record, project, said))
+    record.inputs, record.state = inputs, store.put(state_bytes)
+    record.dirs = _in_tree(inputs, str(tree.root), record.dirs)
+    _keep(key, record, project, said)
     return True
 
 
-def _results(
-    store: StateStore, tree: Tree, writes: Iterable[Write]
-) -> tuple[list[list[Any]], str] | None:
-    """The written files' bytes kept as one object of the state store (one write, one read
-    to replay, not one per file), each file named by its digest, offset and length; None when
-    a file is no longer as the run wrote it (what it printed may not hold)."""
-    listed, parts, offset = [], [], 0
+def _written(
+    store: StateStore, tree: Tree, writes: Iterable[Write], trace: ApplyTrace
+) -> Record | None:
+    """The record of what the run wrote: the files' bytes kept as one object of the state
+    store (one write, one read to replay, not one per file), each file by its digest, offset
+    and length; the journal ``txn.commit`` writes for them; the directories they go in. None
+    when a file is no longer as the run wrote it (what it printed may not hold), or the run
+    did not read it before (its original is not known)."""
+    record = Record("apply", **_where(tree))
+    parts, offset, files, dirs = [], 0, {}, {str(tree.root)}
     for write in writes:
+        place = str(tree.place(write.path))
         sha = replay.digest(write.content)
-        if replay.digest(replay.read(str(tree.place(write.path)))) != sha:
+        if write.path not in trace.read or replay.digest(replay.read(place)) != sha:
             return None
         size = len(write.content) if write.content is not None else 0
-        listed.append([write.path, sha, write.mode, offset, size])
+        mode = "" if write.mode is None else str(write.mode)
+        record.writes += [write.path, place, sha, mode, str(offset), str(size)]
         parts.append(write.content or b"")
         offset += size
-    return listed, store.put(b"".join(parts))
+        original = trace.read[write.path]
+        files[write.path] = {
+            "before": None if original is None else store.put(original),
+            "before_mode": trace.modes.get(write.path),
+            "after": sha or None,
+            "after_mode": write.mode,
+        }
+        dirs.update(_parents(place, str(tree.root)))
+    record.pack, record.dirs = store.put(b"".join(parts)), sorted(dirs)
+    record.saved = sorted({str(f["before"]) for f in files.values() if f["before"]})
+    record.journal = _journal(files)
+    return record
+
+
+def _in_tree(inputs: list[str], root: str, dirs: list[str]) -> list[str]:
+    """``dirs`` and every directory of the tree an input lies in (each must be a real
+    directory when the record is replayed: never a link, as the full path's reads refuse)."""
+    found = {root, *dirs}
+    for path in inputs[:: replay.INPUT]:
+        found.update(_parents(path.rstrip("/"), root))
+    return sorted(found)
+
+
+def _parents(place: str, root: str) -> list[str]:
+    """The directories between ``root`` and the file at ``place``."""
+    found, parent = [], os.path.dirname(place)
+    while parent.startswith(root + os.sep):
+        found.append(parent)
+        parent = os.path.dirname(parent)
+    return found
+
+
+def _journal(files: dict[str, dict[str, Any]]) -> list[str]:
+    """The text of the journal ``txn.commit`` writes before it writes these files (its
+    format, ``txn.JOURNAL_VERSION``), cut where the writer's process id goes."""
+    journal = {
+        "version": JOURNAL_VERSION,
+        "command": "apply",
+        "pid": -1,
+        "files": files,
+        "state_before": None,
+    }
+    head, _, tail = json.dumps(journal, sort_keys=True).partition('"pid": -1')
+    return [f'{head}"pid": ', tail]
 
 
 def _where(tree: Tree) -> dict[str, Any]:
@@ -246,13 +291,13 @@ def record_status(
         *project_inputs(start, project),
         *code_inputs(),
         *tree_inputs(tree),
-        str(store.file),
-        str(journal_path(store)),
+        str(journal_path(store)),  # (first: a writer saves it before anything else)
         *(str(tree.place(path)) for path in sorted(files)),
+        str(store.file),
     ]
-    inputs = replay.snapshot(paths, started_ns, {})
+    inputs = replay.snapshot(paths, started_ns, {}, stat_is_fresh)
     if inputs is None:
         return False
-    record = {"command": "status", **_where(tree), "inputs": inputs}
-    replay.store(key, _said(record, project, said))
+    dirs = _in_tree(inputs, str(tree.root), [])
+    _keep(key, Record("status", inputs=inputs, dirs=dirs, **_where(tree)), project, said)
     return True

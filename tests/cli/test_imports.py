@@ -145,15 +145,38 @@ def test_every_patch_state_has_its_style() -> None:
     assert set(_STATE_STYLE) == {state.value for state in PatchState}
 
 
-# The same through the entry the console script and ``python -m patchkit`` use.
-ENTRY_PROBE = PROBE.replace("from patchkit.cli import main", "from patchkit.__main__ import main")
+# The same through the entry the console script and ``python -m patchkit`` use: the modules the
+# command imported (not those the interpreter's start did, its site's .pth files), taken before
+# the probe imports json to write them.
+ENTRY_PROBE = """\
+import sys
+started = set(sys.modules)
+from patchkit.__main__ import main
+code = main(sys.argv[2:])
+modules = sorted(set(sys.modules) - started)
+import json
+with open(sys.argv[1], "w") as f:
+    json.dump({"code": code, "modules": modules}, f)
+"""
 
 # What a replayed apply or status never loads: the engine and its parsers, the index client and
-# the upstream sources, rich, the patch-set reader, the verbs' full paths, verification, and
-# the command line's parser.
+# the upstream sources, rich, the patch-set reader, the verbs' full paths, verification, the
+# command line's parser, the workspace's full writer and the standard library's heavier
+# modules (a warm run costs little more than the interpreter's start).
 HEAVY = (
     "patchkit.cli",
     "argparse",
+    "pathlib",
+    "dataclasses",
+    "json",
+    "re",
+    "typing",
+    "threading",
+    "patchkit.cache",
+    "patchkit.workspace.tree",
+    "patchkit.workspace.state",
+    "patchkit.workspace.txn",
+    "patchkit.workspace.locks",
     "patchkit.engine",
     "libcst",
     "tree_sitter",

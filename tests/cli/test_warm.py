@@ -305,21 +305,79 @@ def test_a_new_version_of_a_parser_library_takes_the_full_path(tmp_path: Path) -
 def test_cache_prune_removes_the_recorded_runs_that_can_never_replay(
     recorded: tuple[Scenario, Run], tmp_path: Path
 ) -> None:
+    from patchkit import cacheroot
     from patchkit.cache import Cache
     from patchkit.ops.cache import prune
     from patchkit.workspace import replay
 
     s, _ = recorded
     cache = Cache.current()
-    warm = cache.dir("warm")
+    warm, key = cache.dir("warm"), cacheroot.sealing_key(cache.root)
     (kept,) = warm.iterdir()  # the apply's record: its tree and project are there
-    record = replay.read_record(cache, str(kept))
+    record = replay.read_record(key, str(kept))
     assert record is not None
-    replay.store("a" * 32, {**record, "root": str(tmp_path / "gone")})  # its tree is gone
-    replay.store("b" * 32, {**record, "project": str(tmp_path / "gone")})  # its project is
-    (warm / f"{'c' * 32}.json").write_bytes(b"0" * 64 + b"\n{}")  # not sealed here
-    (warm / f"{'d' * 32}.json.123.tmp").write_bytes(b"")  # a write cut short
+    record.root = str(tmp_path / "gone")
+    replay.store(str(warm), key, "a" * 32, record)  # its tree is gone
+    record.root, record.project = str(s.root), str(tmp_path / "gone")
+    replay.store(str(warm), key, "b" * 32, record)  # its project is gone
+    (warm / ("c" * 32)).write_bytes(b"0" * 64 + b"\nrecord")  # not sealed here
+    (warm / f"{'d' * 32}.123.tmp").write_bytes(b"")  # a write cut short
     removed = [line for line in prune().removed if str(warm) in line]
     assert sorted(p.name for p in warm.iterdir()) == [kept.name]
     assert len(removed) == 4, removed
     assert run(s, tmp_path, "apply").warm  # the record kept still replays
+
+
+# -- the replayed writes keep the journal's and the lock's promises ----------------------------
+# The replay alone, with no full path after it: whether it replayed.
+REPLAY_ONLY = """\
+import json, sys
+from patchkit.__main__ import warm_request
+from patchkit.ops import warm
+done = warm.replay_request(*warm_request(sys.argv[2:]))
+with open(sys.argv[1], "w") as f:
+    json.dump({"code": int(done is None), "modules": [], "from": ""}, f)
+"""
+
+
+def test_a_replay_cut_short_is_rolled_back_by_the_next_command(
+    recorded: tuple[Scenario, Run], tmp_path: Path
+) -> None:
+    """The replay stops after its journal and the files (the state file's temporary name is
+    taken by a directory): the next writer rolls the write back first, as after any
+    interrupted write, and no file is left half-way."""
+    s, _ = recorded
+    state = s.tree().state_dir
+    blocker = state / "state.tmp"
+    (blocker / "x").mkdir(parents=True)
+    assert run(s, tmp_path, "apply", probe=REPLAY_ONLY).code == 1  # cut short
+    assert (state / "journal.json").exists() and s.read("a.txt") == b"A\n"
+    again = run(s, tmp_path, "apply")  # the full path: it rolls back, then stops at the same
+    assert not again.warm and again.code != 0
+    assert s.read("a.txt") == b"a\n" and s.read("pkg/limits.py") == b"LIMIT = 1\n"
+    assert not (state / "journal.json").exists() and not (state / "state.json").exists()
+    shutil.rmtree(blocker)
+    assert run(s, tmp_path, "apply").warm  # the record still holds
+    assert s.read("a.txt") == b"A\n" and s.read("pkg/limits.py") == b"LIMIT = 2\n"
+
+
+def test_a_directory_a_link_stands_for_is_never_written_through(
+    recorded: tuple[Scenario, Run], tmp_path: Path
+) -> None:
+    s, _ = recorded
+    outside = tmp_path / "outside"
+    shutil.move(s.root / "pkg", outside)
+    (s.root / "pkg").symlink_to(outside)  # the same bytes, read through a link
+    again = run(s, tmp_path, "apply")
+    assert not again.warm and again.code != 0
+    assert (outside / "limits.py").read_text() == "LIMIT = 1\n"
+
+
+def test_a_busy_tree_is_never_replayed_into(recorded: tuple[Scenario, Run], tmp_path: Path) -> None:
+    from patchkit.workspace.locks import writing
+
+    s, _ = recorded
+    with writing(s.tree(), "reset"):  # another process's write, as the lock says
+        again = run(s, tmp_path, "apply", PATCHKIT_LOCK_TIMEOUT="0.2")
+    assert not again.warm and again.code == 9, again.stderr  # the full path waited, refused
+    assert s.read("a.txt") == b"a\n"
