@@ -124,7 +124,7 @@ class Bisected:
     absorbed_by: str | None = None
     broken_by: str | None = None
     probes: int = 0
-    outcome: str | None = None  # the outcome history settles on (upstreamed before it broke)
+    outcome: Outcome | None = None  # the outcome history settles on (upstreamed before it broke)
 
 
 @dataclass(frozen=True)
@@ -165,13 +165,18 @@ def load_state(directory: Path) -> RebaseState | None:
     try:
         raw: dict[str, Any] = json.loads(path.read_text())
         raw["onto"] = Point(**raw["onto"])
-        raw["found"] = {k: Bisected(**v) for k, v in raw["found"].items()}
+        raw["found"] = {k: _bisected(**v) for k, v in raw["found"].items()}
         return RebaseState(**raw)
     except (ValueError, KeyError, TypeError) as exc:
         raise ConfigError(
             f"{path}: the saved rebase state is unreadable ({exc})",
             hint="`patchkit rebase --abort` drops it",
         ) from None
+
+
+def _bisected(outcome: str | None = None, **fields: Any) -> Bisected:
+    """A patch's bisection as the state file holds it (its outcome as the enum's value)."""
+    return Bisected(outcome=Outcome(outcome) if outcome is not None else None, **fields)
 
 
 def drop_state(directory: Path, repo: GitRepo | None) -> None:
@@ -238,7 +243,7 @@ def meta_text(meta: PatchMeta, patch: PatchRebase, label: str) -> str | None:
         history["partly_absorbed_by" if partly else "absorbed_by"] = patch.absorbed_by
     if patch.broken_by:
         history["broken_by"] = patch.broken_by
-    stopped = not patch.outcome.ok and patch.outcome is not Outcome.PARTLY_UPSTREAMED
+    stopped = not patch.outcome.carried
     return with_history(
         meta.meta_file.read_text(),
         merged_in=(patch.absorbed_by or label) if patch.outcome is Outcome.UPSTREAMED else None,

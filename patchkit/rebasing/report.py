@@ -9,12 +9,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from patchkit.model import Outcome
 from patchkit.rebasing.conflicts import PatchRebase, RebaseReport
 
 REPORT_MD = "conflicts.md"
 REPORT_JSON = "conflicts.json"
-_PARTLY = Outcome.PARTLY_UPSTREAMED
 
 
 def write_report(directory: Path, report: RebaseReport) -> Path:
@@ -113,7 +111,7 @@ def tests_hint(report: RebaseReport) -> str:
 
 
 def next_steps(report: RebaseReport) -> list[str]:
-    stopped = [p for p in report.patches if not p.outcome.ok and p.outcome is not _PARTLY]
+    stopped = [p for p in report.patches if not p.outcome.carried]
     steps = [f"- `{p.id}` ({p.shown}): {stop_hint(report, p)}." for p in stopped]
     if report.verify_failed:
         steps.append(f"- {tests_hint(report)}.")

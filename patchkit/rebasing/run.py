@@ -103,7 +103,7 @@ def _judge(run: Run, ev: Eval, prober: Callable[[], Prober]) -> PatchRebase:
     step = MANUAL if ev.manual else result.step.value
     found = _bisected(run, ev.meta.id, outcome, prober)
     details, message = result.details, result.message
-    absorbed = found.outcome == Outcome.UPSTREAMED.value and not outcome.carried
+    absorbed = found.outcome is Outcome.UPSTREAMED and not outcome.carried
     if absorbed:
         # Never retired from history alone: upstream may have dropped the fix again.
         message = absorbed_message(ev.meta.id, found)
@@ -155,7 +155,7 @@ def _bisected(run: Run, patch_id: str, outcome: Outcome, prober: Callable[[], Pr
         absorbed_by=at(verdict.absorbed_at) if verdict.absorbed_at else None,
         broken_by=at(verdict.broken_at) if verdict.broken_at else None,
         probes=verdict.probes,
-        outcome=verdict.outcome.value,
+        outcome=verdict.outcome,
     )
     run.found[patch_id] = found
     return found
