@@ -5,6 +5,7 @@ that does not exist yet is created for the target."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -104,8 +105,16 @@ def write(root: Path, entry: Entry, writes: ProjectWrites) -> Path:
 
 
 def test_node(patch_id: str) -> str:
-    """The set test a patch's self-checks are written as (``tests/test_<id>_self_check.py``)."""
-    return f"tests/test_{re.sub(r'[^a-z0-9]+', '_', patch_id)}_self_check.py"
+    """The set test a patch's self-checks are written as (``tests/test_<id>_self_check.py``):
+    one file per id (an id with ``.`` or ``_`` gets its digest too: ``a.b`` and ``a-b`` differ)."""
+    name = patch_id.replace("-", "_")
+    if re.search(r"[^a-z0-9-]", patch_id):
+        name = (
+            re.sub(r"[^a-z0-9_]", "_", name)
+            + "_"
+            + hashlib.sha256(patch_id.encode()).hexdigest()[:8]
+        )
+    return f"tests/test_{name}_self_check.py"
 
 
 def _package(target: str) -> str:

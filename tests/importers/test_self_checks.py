@@ -118,3 +118,11 @@ def test_a_check_of_a_file_no_patch_changes_is_said(releases3: Releases3, tmp_pa
 def test_what_a_static_test_cannot_redo_is_refused_with_why(code: str, why: str) -> None:
     check = read_check(code, line=3, text="python3 -c ...", package="vllm")
     assert check.probes == () and why in check.refused
+
+
+def test_every_patch_id_has_its_own_test_file() -> None:
+    from patchkit.importers.writer import test_node
+
+    ids = ["a-b", "a.b", "a_b", "a--b", "a-b-self-check"]
+    nodes = [test_node(i) for i in ids]
+    assert len(set(nodes)) == len(ids) and nodes[0] == "tests/test_a_b_self_check.py"
