@@ -102,9 +102,9 @@ COMMANDS = (
     ),
     Command(
         "export-pr",
-        "export",
+        "export_pr",
         "one upstream-ready branch per patch, with its commit message and PR text",
-        run="patchkit.cli.export:export_cmd",
+        run="patchkit.cli.export_pr:export_cmd",
         arguments="add_export_args",
     ),
     Command(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from patchkit.cli.export import add_export_args, export_cmd, report_lines
+from patchkit.cli.export_pr import add_export_args, export_cmd, report_lines
 from patchkit.errors import (
     ConfigError,
     GitError,
