@@ -23,99 +23,75 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Command:
-    """A CLI verb: its module ``patchkit.cli.<module>`` declares its arguments
-    (``add_arguments(parser)``) and runs it (``run(args) -> int``)."""
+    """A CLI verb. Its module ``patchkit/cli/<name>.py`` (``-`` read as ``_``; ``import``:
+    ``import_.py``) declares its arguments (``add_arguments(parser)``) and runs it
+    (``run(args) -> int``)."""
 
     name: str
-    module: str
     help: str
-    run: str = ""  # "module:function" running it instead (apply, status: the warm path first)
-    arguments: str = "add_arguments"  # the module's function declaring its arguments
+    run: str = ""  # "module:function" that runs it instead (apply, status: through cli/warm.py)
+
+    @property
+    def module(self) -> str:
+        return "patchkit.cli." + (
+            "import_" if self.name == "import" else self.name.replace("-", "_")
+        )
 
     @property
     def handler(self) -> str:
-        return self.run or f"patchkit.cli.{self.module}:run"
+        return self.run or f"{self.module}:run"
 
 
 COMMANDS = (
-    Command("fetch", "fetch", "materialise the locked upstream tree in the cache"),
+    Command("fetch", "materialise the locked upstream tree in the cache"),
     Command(
-        "apply",
-        "apply",
-        "apply the patch sets to a tree, all or nothing",
-        run="patchkit.cli.warm:apply_cmd",
+        "apply", "apply the patch sets to a tree, all or nothing", run="patchkit.cli.warm:apply_cmd"
     ),
     Command(
-        "status",
         "status",
         "per patch: applied / not applied / modified, and last verification",
         run="patchkit.cli.warm:status_cmd",
     ),
-    Command("reset", "reset", "restore every patched file to its upstream bytes"),
+    Command("reset", "restore every patched file to its upstream bytes"),
     Command(
-        "cache",
         "cache",
         "what patchkit keeps in its cache, by kind and size; `cache prune` removes the unused",
     ),
-    Command("show", "show", "print the unified diff a patch makes on the locked tree"),
-    Command("record", "record", "turn edits in a checkout into a diff patch, or refresh one"),
+    Command("show", "print the unified diff a patch makes on the locked tree"),
+    Command("record", "turn edits in a checkout into a diff patch, or refresh one"),
+    Command("verify", "run each patch's own tests against the patched tree; record the result"),
     Command(
-        "verify",
-        "verify",
-        "run each patch's own tests against the patched tree; record the result",
+        "rebase", "move the lock to a new upstream commit or release and carry every patch along"
     ),
     Command(
-        "rebase",
-        "rebase",
-        "move the lock to a new upstream commit or release and carry every patch along",
-        run="patchkit.cli.rebase:rebase_cmd",
-        arguments="add_rebase_args",
-    ),
-    Command(
-        "retire",
         "retire",
         "retire a patch upstream merged: its metadata says merged, in which release (and PR)",
     ),
     Command(
         "port",
-        "port",
         "apply one diff made at a base commit to a checkout at any commit (rebase's plumbing)",
     ),
     Command(
         "import",
-        "import_",
         "turn the patches people carry (run.sh mods, replace scripts, diffs, series) into a set",
-        run="patchkit.cli.import_:import_cmd",
-        arguments="add_import_args",
     ),
     Command(
         "export-series",
-        "import_",
         "write the sets as a quilt series or git format-patch mail at the locked commit",
-        run="patchkit.cli.import_:export_series_cmd",
-        arguments="add_export_series_args",
     ),
     Command(
-        "matrix",
         "matrix",
         "every patch x every upstream release: the outcome in each, as HTML, Markdown or JSON",
     ),
     Command(
-        "export-pr",
-        "export_pr",
-        "one upstream-ready branch per patch, with its commit message and PR text",
-        run="patchkit.cli.export_pr:export_cmd",
-        arguments="add_export_args",
+        "export-pr", "one upstream-ready branch per patch, with its commit message and PR text"
     ),
     Command(
         "upstream-check",
-        "upstream_check",
         "find upstream PRs making the same fix as each patch (GitHub CLI); record their state",
     ),
     Command(
-        "watch",
-        "watch",
-        "rebase onto upstream versions newer than the lock on a branch, with a report (CI)",
+        "watch", "rebase onto upstream versions newer than the lock on a branch, with a report (CI)"
     ),
 )
 
@@ -168,7 +144,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         parser_.add_argument(  # also after the command: `patchkit rebase ... --quiet`
             "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
         )
-        _resolve(f"patchkit.cli.{command.module}:{command.arguments}")(parser_)
+        _resolve(f"{command.module}:add_arguments")(parser_)
         parser_.set_defaults(handler=command.handler)
     return parser
 

@@ -7,17 +7,19 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from patchkit.cli.options import add_json, add_project, add_sets, add_target, project_of
+from patchkit.cli.render import console, print_json
 from patchkit.errors import ConfigError, PatchFailed
 from patchkit.export.prtext import Identity
 from patchkit.export.results import ExportReport
-from patchkit.ops.context import Project
+from patchkit.ops.context import Project, open_checkout
 from patchkit.ops.export_pr import export_pr
 
 
-def add_export_args(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_what(parser)
     _add_how(parser)
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_json(parser)
 
 
 def _add_what(parser: argparse.ArgumentParser) -> None:
@@ -32,9 +34,9 @@ def _add_what(parser: argparse.ArgumentParser) -> None:
         metavar="ID",
         help="a patch id to export (repeatable)",
     )
-    add("--target", "-t", help="vllm, flashinfer, ... (default: the patches' target)")
-    add("--set", dest="sets", action="append", metavar="NAME", help="patch set (repeatable)")
-    add("--project", type=Path, default=Path("."), help="holds upstream.lock (default: .)")
+    add_target(parser, required=False, help="vllm, flashinfer, ... (default: the patches' target)")
+    add_sets(parser, help="patch set (repeatable)")
+    add_project(parser, help="holds upstream.lock (default: .)")
     add("--checkout", type=Path, help="the checkout to make branches in (default: the cache's)")
     add(
         "--onto",
@@ -140,11 +142,8 @@ def _target_of(project: Project, patch_ids: Sequence[str]) -> str:
     return project.patch(patch_ids[0]).target
 
 
-def export_cmd(args: argparse.Namespace) -> int:
-    from patchkit.cli.render import console, print_json
-    from patchkit.ops.context import load_project, open_checkout
-
-    project = load_project(args.project, args.sets)
+def run(args: argparse.Namespace) -> int:
+    project = project_of(args)
     patch_ids = [*args.patches, *args.more_patches]
     target = args.target or _target_of(project, patch_ids)
     tree = open_checkout(project.entry(target), args.checkout)

@@ -1,17 +1,14 @@
-"""The command lines of ``patchkit import`` and ``patchkit export-series``: arguments, the
-report (a table, or JSON), and the exit code."""
+"""``patchkit import`` on the command line: arguments, the report (a table, or JSON), and the
+exit code."""
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from patchkit.cli.options import where_of
+from patchkit.cli.options import add_json, add_project, add_target, project_of
 from patchkit.cli.render import console, outcome_style, print_json, table
 from patchkit.errors import ImportRefused, PatchFailed
-from patchkit.ops.context import load_project
-from patchkit.ops.export_series import FORMATS, export_series_target
 from patchkit.ops.import_ import ImportReport, import_patches
 
 if TYPE_CHECKING:
@@ -20,7 +17,7 @@ if TYPE_CHECKING:
 _AT_LOCK = ("applied", "carried", "upstreamed")  # the outcomes of an imported patch that apply
 
 
-def add_import_args(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "sources",
         nargs="+",
@@ -28,7 +25,7 @@ def add_import_args(parser: argparse.ArgumentParser) -> None:
         help="a mod directory (run.sh), replace script, diff, quilt directory, format-patch "
         "mbox or directory, or DIR@A..B (a commit range of a git checkout)",
     )
-    parser.add_argument("--target", "-t", required=True, help="vllm, flashinfer, ...")
+    add_target(parser)
     parser.add_argument("--into", required=True, metavar="SET", help="patch set (made if new)")
     parser.add_argument("--base", metavar="REF", help="the release or commit the patches are for")
     parser.add_argument(
@@ -47,13 +44,13 @@ def add_import_args(parser: argparse.ArgumentParser) -> None:
     )
     shape.add_argument("--as-rewrite", action="store_true", help=argparse.SUPPRESS)  # the default
     parser.add_argument("--dry-run", action="store_true", help="report only; write nothing")
-    parser.add_argument("--project", type=Path, default=Path.cwd(), help="the patch repository")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_project(parser, help="the patch repository")
+    add_json(parser)
 
 
-def import_cmd(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     report = import_patches(
-        project=load_project(args.project),
+        project=project_of(args),
         target=args.target,
         sources=args.sources,
         into=args.into,
@@ -185,31 +182,3 @@ def _stuck_hint(report: ImportReport) -> str:
             "`--max-fetch`); fix the pending ones at the lock, then `patchkit record --patch ID`"
         )
     return "fix them at the lock by hand, then `patchkit record --patch ID`"
-
-
-def add_export_series_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("directory", type=Path, metavar="DIR", help="where to write the series")
-    parser.add_argument("--target", "-t", required=True, help="vllm, flashinfer, ...")
-    parser.add_argument("--format", choices=FORMATS, required=True, dest="fmt")
-    parser.add_argument("--set", dest="sets", action="append", metavar="NAME")
-    parser.add_argument("--include", action="append", default=[], metavar="PATCH")
-    parser.add_argument("--project", type=Path, default=Path.cwd(), help="the patch repository")
-    parser.add_argument("--checkout", type=Path, help="a checkout at the lock (default: cache)")
-
-
-def export_series_cmd(args: argparse.Namespace) -> int:
-    done = export_series_target(
-        project=load_project(args.project, args.sets),
-        target=args.target,
-        directory=args.directory,
-        fmt=args.fmt,
-        where=where_of(args),
-        include=args.include,
-    )
-    for path in done.files:
-        console.print(str(path))
-    for patch_id, why in done.left_out:
-        console.print(f"left out {patch_id}: {why}")
-    apply_with = "quilt push -a" if done.format == "quilt" else f"git am {done.directory}/*.patch"
-    console.print(f"{len(done.files)} file(s) in {done.directory}; apply with `{apply_with}`")
-    return 0

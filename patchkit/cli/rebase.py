@@ -4,18 +4,24 @@ verify the patches the rebase changed on a fresh tree of the new upstream."""
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import TypeVar
 
 from rich.table import Table
 
 from patchkit.cli.explain import placement_json, placement_line
-from patchkit.cli.options import add_explain
+from patchkit.cli.options import (
+    add_explain,
+    add_json,
+    add_project,
+    add_python,
+    add_sets,
+    add_target,
+    project_of,
+)
 from patchkit.cli.render import console, err_console, print_json
 from patchkit.errors import ConfigError, RebaseStopped, VerificationFailed
-from patchkit.ops.context import Project, load_project
+from patchkit.ops.context import Project
 from patchkit.ops.rebase import abort_rebase, continue_rebase, rebase, rebase_with_pins
 from patchkit.project.lock import find_lock, load_lock
 from patchkit.rebasing.conflicts import RebaseReport
@@ -25,16 +31,10 @@ from patchkit.rebasing.run import CHANGED
 _Done = TypeVar("_Done")
 
 
-def add_rebase_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--target", "-t", required=True, help="vllm, flashinfer, ...")
-    parser.add_argument(
-        "--set",
-        dest="sets",
-        action="append",
-        metavar="NAME",
-        help="rebase only this patch set's patches (repeatable; default: every set)",
-    )
-    parser.add_argument("--project", type=Path, default=Path.cwd(), help="default: current dir")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_target(parser)
+    add_sets(parser, help="rebase only this patch set's patches (repeatable; default: every set)")
+    add_project(parser, help="default: current dir")
     parser.add_argument("--onto", help="release version (or `latest`), tag or commit")
     parser.add_argument(
         "--allow-pending",
@@ -56,10 +56,8 @@ def add_rebase_args(parser: argparse.ArgumentParser) -> None:
         help="move the lock without running the tests of the patches the rebase changed "
         "(by default they must pass on the new release first)",
     )
-    parser.add_argument(
-        "--python", default=sys.executable, metavar="PATH", help="interpreter for those tests"
-    )
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_python(parser, help="interpreter for those tests")
+    add_json(parser)
     parser.add_argument(
         "--with-pins",
         action="store_true",
@@ -69,8 +67,8 @@ def add_rebase_args(parser: argparse.ArgumentParser) -> None:
     add_explain(parser)
 
 
-def rebase_cmd(args: argparse.Namespace) -> int:
-    project = load_project(args.project, args.sets)
+def run(args: argparse.Namespace) -> int:
+    project = project_of(args)
     root = project.root
     if args.abort:
         where = abort_rebase(project_root=root, target=args.target)

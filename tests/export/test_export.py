@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from patchkit.cli.export_pr import add_export_args, export_cmd, report_lines
+from patchkit.cli import export_pr as export_cli
+from patchkit.cli.export_pr import report_lines
 from patchkit.errors import (
     ConfigError,
     GitError,
@@ -562,12 +563,12 @@ def test_identity_must_name_an_email() -> None:
 def test_cli_handler(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     case = vllm_case(tmp_path)
     parser = argparse.ArgumentParser()
-    add_export_args(parser)
+    export_cli.add_arguments(parser)
     argv = ["fix-f", "--project", str(case.project.path), "--checkout", str(case.upstream.path)]
-    assert export_cmd(parser.parse_args(argv)) == 0  # identity from git config
+    assert export_cli.run(parser.parse_args(argv)) == 0  # identity from git config
     out = capsys.readouterr().out
     assert "created: test/fix-the-off-by-one-in-f" in out and "COMMIT_MSG" in out
-    assert export_cmd(parser.parse_args([*argv, "--json"])) == 0
+    assert export_cli.run(parser.parse_args([*argv, "--json"])) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["exports"][0]["state"] == "unchanged"
     message = case.git("log", "-1", "--format=%B", FIX_F)
@@ -584,9 +585,9 @@ def several_patches(tmp_path: Path) -> Case:
 
 def exported(case: Case, capsys: pytest.CaptureFixture[str], *argv: str) -> list[str]:
     parser = argparse.ArgumentParser()
-    add_export_args(parser)
+    export_cli.add_arguments(parser)
     where = ["--project", str(case.project.path), "--checkout", str(case.upstream.path)]
-    assert export_cmd(parser.parse_args([*argv, *where, "--json"])) == 0
+    assert export_cli.run(parser.parse_args([*argv, *where, "--json"])) == 0
     return [e["patch_id"] for e in json.loads(capsys.readouterr().out)["exports"]]
 
 
@@ -608,10 +609,10 @@ def test_patch_option_names_patches(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_neither_ids_nor_target_is_a_clear_error(tmp_path: Path) -> None:
     case = vllm_case(tmp_path)
     parser = argparse.ArgumentParser()
-    add_export_args(parser)
+    export_cli.add_arguments(parser)
     args = parser.parse_args(["--project", str(case.project.path)])
     with pytest.raises(ConfigError, match="name the patches to export") as info:
-        export_cmd(args)
+        export_cli.run(args)
     assert "--target" in (info.value.hint or "") and "--patch" in (info.value.hint or "")
 
 

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 import tomlkit
 
-from patchkit.cli.rebase import add_rebase_args, changed_patches, rebase_cmd
+from patchkit.cli import rebase as rebase_cli
+from patchkit.cli.rebase import changed_patches
 from patchkit.engine.series import Blobs
 from patchkit.errors import ConfigError, PatchkitError, RebaseStopped, TreeError
 from patchkit.model import Outcome
@@ -475,8 +476,8 @@ def test_renamed_and_edited_file_is_carried_and_applies_at_the_new_lock(tmp_path
 # -- the command line --------------------------------------------------------------------------
 def run_cli(*argv: str) -> int:
     parser = argparse.ArgumentParser()
-    add_rebase_args(parser)
-    return rebase_cmd(parser.parse_args(list(argv)))
+    rebase_cli.add_arguments(parser)
+    return rebase_cli.run(parser.parse_args(list(argv)))
 
 
 def test_cli_json_shape_and_exit_code(rel: Releases, capsys: pytest.CaptureFixture[str]) -> None:
