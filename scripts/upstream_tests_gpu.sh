@@ -1,52 +1,46 @@
 #!/usr/bin/env bash
-# Run the upstream tests of the exported branches on a GPU machine with no network, in one call
-# (scripts/upstream_tests.py run); results land in $OUT/upstream-*.json, merged here afterwards
-# with `python scripts/upstream_tests.py merge FILE... --checkout REPO`. Carried:
-#   .whl/                 wheels the GPU image lacks (as scripts/gpu_verify.sh)
-#   .carry/upstream-tests-whl/  what vLLM's model-runner import chain needs beyond those
-#                         (tests/v1/worker/test_gpu_model_runner.py): msgspec, pybase64,
-#                         openai==1.109.1 (+ jiter, distro, sniffio), openai-harmony, diskcache,
-#                         cachetools, blake3, llguidance, xgrammar, outlines_core,
-#                         lm-format-enforcer, interegular (pip download --only-binary=:all:
-#                         --python-version 3.12 --platform manylinux_2_28_x86_64 ...)
-#   .carry/flashinfer-0.6.6.bundle, vllm-0.19.0.bundle, triton_kernels.tgz  (as gpu_verify.sh)
-#   .carry/e2/fi-export.tar.gz   `git archive` of the exported FlashInfer commit (upstream's
-#                                history: its submodules 3rdparty/{cutlass,spdlog} are taken
-#                                from the 0.6.6 source release, which ships them)
-#   .carry/e2/vllm-export.bundle the exported vLLM branches (patchkit/*), on v0.19.0
-# Usage: scripts/upstream_tests_gpu.sh [vllm|flashinfer|all]  (two calls fit the 10-minute limit)
+# Prove each shipped PR's upstream test on a GPU machine with no network: for every patch of
+# TARGET with an [export.test], scripts/upstream_tests.py prove runs that test on the pinned
+# upstream tree without the change and with it, and writes both results with the GPU, driver,
+# CUDA, torch and triton versions to $OUT/upstream-TARGET.json (and a log beside it). Back here:
+#   python3 scripts/upstream_tests.py merge <files_at>/upstream-TARGET.json   # then commit
+# What it needs is made here first by scripts/upstream_tests_carry.sh TARGET: `.whl/` (wheels)
+# and `.carry/upstream-tests/` (the upstream tree). When both are over the device's 64 MiB a
+# call, split the run: `scripts/upstream_tests_gpu.sh install` carrying .whl, then (while the
+# machine is warm) `scripts/upstream_tests_gpu.sh TARGET` carrying .carry.
+#   scripts/upstream_tests_gpu.sh install|vllm|flashinfer
 set -uo pipefail
-what=${1:-all}
-repo=$(pwd); out=${OUT:-/tmp/out}; mkdir -p "$out"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-  --target /tmp/site .whl/*.whl $(ls .carry/upstream-tests-whl/*.whl 2>/dev/null) || exit 1
-mkdir -p /tmp/tk && tar xzf .carry/triton_kernels.tgz -C /tmp/tk
-export PYTHONPATH=/tmp/site:/tmp/tk PYTHONUNBUFFERED=1 MAX_JOBS=16 FLASHINFER_CUDA_ARCH_LIST=9.0a
-export FLASHINFER_WORKSPACE_BASE=/tmp/fiws
+what=${1:?usage: scripts/upstream_tests_gpu.sh install|vllm|flashinfer}
+repo=$(pwd); out=${OUT:-/tmp/out}; site=/tmp/upstream-tests-site; mkdir -p "$out"
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target "$site" .whl/*.whl || exit 1
+fi
+[ "$what" = install ] && { echo "wheels installed in $site"; exit 0; }
+[ -d "$site" ] || { echo "no wheels in $site: carry .whl (or run install first)" >&2; exit 2; }
+export PYTHONPATH=$site:$repo PYTHONUNBUFFERED=1 PATCHKIT_CACHE=/tmp/upstream-tests-cache
+export MAX_JOBS=16 FLASHINFER_CUDA_ARCH_LIST=9.0a FLASHINFER_WORKSPACE_BASE=/tmp/fiws
+carried=$repo/.carry/upstream-tests
+{
 nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader
 python3 -c "import torch, triton; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__)"
-
-if [ "$what" != flashinfer ]; then
-echo "== vLLM exported branches =="
-git clone -q -c advice.detachedHead=false -b v0.19.0 .carry/vllm-0.19.0.bundle /tmp/vllm
-git -C /tmp/vllm fetch -q "$repo/.carry/e2/vllm-export.bundle" 'refs/heads/*:refs/heads/*'
-for id in mxfp4-triton-sm12x warmup-graph-capturing mamba-ssu-blackwell-sm12x mamba-prefix-spec-buffers; do
-  commit=$(git -C /tmp/vllm rev-parse "patchkit/$id") || continue
-  git -C /tmp/vllm worktree add -q --detach "/tmp/v-$id" "$commit"
-  timeout 120 python3 scripts/upstream_tests.py run --patch "$id" --tree "/tmp/v-$id" \
-    --commit "$commit" --out "$out/upstream-vllm.json" 2>&1 | tail -25
-done
-fi
-[ "$what" = vllm ] && exit 0
-
-echo "== FlashInfer exported commit =="
-mkdir -p /tmp/fi && tar xzf .carry/e2/fi-export.tar.gz -C /tmp/fi
-commit=$(gunzip -c .carry/e2/fi-export.tar.gz | git get-tar-commit-id)
-git clone -q -c advice.detachedHead=false -b v0.6.6 .carry/flashinfer-0.6.6.bundle /tmp/fi-sdist
-for sub in cutlass spdlog; do rm -rf "/tmp/fi/3rdparty/$sub"; cp -r "/tmp/fi-sdist/3rdparty/$sub" /tmp/fi/3rdparty/; done
-mkdir -p /tmp/fi/flashinfer/data  # what an editable install makes (build_backend._create_data_dir)
-for pair in 3rdparty/cutlass:cutlass 3rdparty/spdlog:spdlog csrc:csrc include:include; do
-  ln -sfn "/tmp/fi/${pair%%:*}" "/tmp/fi/flashinfer/data/${pair##*:}"
-done
-timeout 500 python3 scripts/upstream_tests.py run --patch decode-gqa-group-size-16 --tree /tmp/fi \
-  --commit "$commit" --out "$out/upstream-flashinfer.json" 2>&1 | tail -30
+version=$(python3 -c "from patchkit.ops.context import load_project; from pathlib import Path; print(load_project(Path('.')).entry('$what').version)")
+tree=/tmp/upstream-$what; rm -rf "$tree"
+case "$what" in
+  vllm)  # the cache's release commit (its tests/ included), a stand-in naming upstream's commit
+    git clone -q -c advice.detachedHead=false -b "v$version" "$carried/vllm.bundle" "$tree"
+    prepare="" ;;
+  flashinfer)  # upstream's own commit, alone (a shallow history), and its submodules' headers
+    git init -q "$tree"
+    git bundle list-heads "$carried/flashinfer.bundle" | cut -d' ' -f1 > "$tree/.git/shallow"
+    git -C "$tree" fetch -q "$carried/flashinfer.bundle" "refs/tags/v$version:refs/tags/v$version"
+    git -C "$tree" checkout -q "v$version"
+    mkdir -p /tmp/fi-3rdparty && tar xzf "$carried/3rdparty.tgz" -C /tmp/fi-3rdparty
+    # what an editable install leaves in the tree (build_backend._create_data_dir)
+    prepare='mkdir -p flashinfer/data && ln -sfn "$PWD/include" flashinfer/data/include && ln -sfn "$PWD/csrc" flashinfer/data/csrc && ln -sfn /tmp/fi-3rdparty/3rdparty/cutlass flashinfer/data/cutlass && ln -sfn /tmp/fi-3rdparty/3rdparty/spdlog flashinfer/data/spdlog' ;;
+  *) echo "unknown target $what" >&2; exit 2 ;;
+esac
+timeout 560 python3 scripts/upstream_tests.py prove --target "$what" --checkout "$tree" \
+  --prepare "$prepare" --out "$out/upstream-$what.json"
+echo "exit $?"
+} 2>&1 | tee "$out/upstream-$what.log"

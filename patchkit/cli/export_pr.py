@@ -112,10 +112,7 @@ def report_lines(report: ExportReport) -> list[str]:
             t = e.upstream_test
             lines += [f"  upstream test: {t.command}: {t.result} ({t.detail})"]
             lines += [f"  without the change: {t.unpatched}"] if t.unpatched else []
-            lines += (
-                ["  it passes without the change: it proves nothing, and the text does not name it"]
-                if t.proves_nothing else []
-            )  # fmt: skip
+            lines += [f"  on {t.where} ({t.time[:10]})"] if t.where else []
             lines += (
                 ["  to add it, export from a clone of upstream's git history (--checkout CLONE, "
                  "or a git source in upstream.lock)"]

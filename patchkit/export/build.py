@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,6 +29,7 @@ from patchkit.export.branches import (
     refuse_bad_branches,
 )
 from patchkit.export.format import format_deltas
+from patchkit.export.proof import check_proof, elsewhere, upstream_run
 from patchkit.export.prtext import Dependency, Identity, PrText, TextInput, render, text_input
 from patchkit.export.publish import load_record, record_table, write_files
 from patchkit.export.results import BranchState, PatchExport
@@ -38,14 +38,8 @@ from patchkit.export.upstream_test import (
     changed_files,
     merged,
     not_added,
-    not_run,
-    recorded,
-    run_in,
     section,
     test_patch,
-)
-from patchkit.export.upstream_test import (
-    test_files as changed_test_paths,
 )
 from patchkit.gitrepo import GitRepo
 from patchkit.model import LockEntry, Outcome, PatchMeta, PrState
@@ -70,6 +64,7 @@ class Build:
     run_tests: bool = True  # run a CPU upstream test on the exported tree here
     reviewed_by: Identity | None = None  # the person who reviewed every line (--reviewed-by)
     branch_prefix: str = ""  # --branch-prefix, else git config patchkit.branchPrefix
+    upstream: str = ""  # the upstream commit the base is or stands for (runs name it)
     below: dict[str, PatchMeta] = field(default_factory=dict)  # --stack: the patch under each
     base_paths: tuple[str, ...] = ()  # every file of the base (the formatters' stand-ins)
     base_modes: dict[str, int] = field(default_factory=dict)  # regular files' modes
@@ -244,11 +239,29 @@ def _build(ctx: Build, meta: PatchMeta, parent: str, earlier: Sequence[PatchMeta
     env = commit_env(ctx.repo, ctx.base, ctx.identity, meta)
     test_run = (
         not_added(meta, f"{ctx.base_label} has no {', '.join(absent)}") if absent
-        else _upstream_test(ctx, meta, tree, parent, env)
+        else upstream_run(
+            ctx.repo, meta, tree, parent, upstream=ctx.upstream, run_tests=ctx.run_tests
+        )
     )  # fmt: skip
+    check_proof(meta, test_run)
     text = render(_text_input(ctx, meta, files, bool(earlier), test_run))
     commit = ctx.repo.commit_tree(tree, [parent], text.commit_message, env)
     return _Built(commit, text, files, formatting, test_run)
+
+
+def test_tree(ctx: Build, meta: PatchMeta) -> tuple[str, str]:
+    """The tree of ``meta``'s change and its upstream test on the base (unformatted: what the
+    test runs on, offline), and its parent (the base, or the commit of its requirements)."""
+    parent, earlier = _placement(ctx, meta)
+    absent = _absent_test_files(ctx, meta)
+    if absent:
+        raise PatchFailed(
+            f"the upstream test of {meta.id} cannot be added: {ctx.base_label} has no "
+            f"{', '.join(absent)}",
+            hint="run it in a clone of upstream's git history (a source release ships no tests/)",
+        )
+    deltas = merged(_deltas(ctx, meta, earlier)[0], _test_deltas(ctx, meta, earlier))
+    return ctx.repo.tree_with(parent, _entries(ctx.repo, parent, deltas)), parent
 
 
 def _absent_test_files(ctx: Build, meta: PatchMeta) -> list[str]:
@@ -274,41 +287,6 @@ def _test_deltas(ctx: Build, meta: PatchMeta, earlier: Sequence[PatchMeta]) -> l
             hint="remake the test's diff against upstream's tests/ at the pinned commit",
         )
     return deltas
-
-
-def _upstream_test(
-    ctx: Build, meta: PatchMeta, tree: str, parent: str, env: dict[str, str]
-) -> UpstreamRun | None:
-    """The upstream test's result on ``tree``: recorded, else run here when it needs no GPU."""
-    test = meta.export.test
-    if test is None:
-        return None
-    found = recorded(meta, tree)
-    if found:
-        return found
-    if test.gpu:
-        return not_run(meta, "it needs a GPU")
-    if not ctx.run_tests:
-        return not_run(meta, "not run at export")
-    patched = _run_on(ctx, meta, tree, parent, env)
-    paths = changed_test_paths(test)
-    added = [(p, sha, mode) for p, (mode, sha) in ctx.repo.ls_tree(tree, paths).items()]
-    without = _run_on(ctx, meta, ctx.repo.tree_with(parent, added), parent, env)
-    return replace(patched, unpatched=f"{without.result} ({without.detail})")
-
-
-def _run_on(
-    ctx: Build, meta: PatchMeta, tree: str, parent: str, env: dict[str, str]
-) -> UpstreamRun:
-    """The upstream test run on a checkout of ``tree`` (made and removed here)."""
-    commit = ctx.repo.commit_tree(tree, [parent], f"{meta.id}: upstream test run\n", env)
-    with tempfile.TemporaryDirectory(prefix="patchkit-upstream-test-") as tmp:
-        where = Path(tmp) / "tree"
-        ctx.repo.add_worktree(where, commit)
-        try:
-            return run_in(where, meta, tree)
-        finally:
-            ctx.repo.remove_worktree(where)
 
 
 def _entries(
@@ -350,7 +328,7 @@ def _text_input(
         identity=commit_identity(ctx.repo, ctx.identity, meta),
         dependencies=deps,
         stacked=stacked,
-        upstream_test=section(meta, run),
-        test_outcome=("proves nothing" if run.proves_nothing else run.result) if run else "",
+        upstream_test=section(meta, run, elsewhere(meta) if run else None),
+        test_outcome=run.result if run else "",
         reviewed_by=ctx.reviewed_by,
     )

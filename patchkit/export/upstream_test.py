@@ -1,15 +1,18 @@
 """The test a PR adds to upstream's own suite (``[export.test]`` of the patch's metadata): its
-diff is applied after the patch, in the same exported commit; it is run on the exported tree
-where it can be, and the PR text shows the command and the result.
+diff is applied after the patch, in the same exported commit; it is run on the upstream tree
+without the change and with it (it must fail without and pass with), and the PR text shows the
+command and both results.
 
-Results are kept in ``patchsets/<set>/upstream-tests/results.json``, one entry per run, keyed
-by the exported commit's **tree** id: the tree is the same on every machine (the export is
-deterministic) and does not change with the identity that signs the commit, so a result
-recorded on a GPU machine (``scripts/upstream_tests.py``) is found by a later export anywhere.
-A GPU test with no recorded result is reported as not run."""
+Runs are kept in ``patchsets/<set>/upstream-tests/results.json``, one entry per run, keyed by
+the **tree** of the upstream commit it ran on (the same content on every machine, whatever
+commit stands for it) and by the digests of the patch and of its upstream test: a run recorded
+on a GPU machine (``scripts/upstream_tests.py prove``) is found by a later export anywhere,
+and a changed patch or test is never described by an older run. A GPU test with no recorded
+run is reported as not run."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shlex
@@ -20,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from patchkit.engine.diff.make import FileDelta
+from patchkit.errors import ConfigError
 from patchkit.model import PatchKind, PatchMeta, UpstreamTest
+from patchkit.project.sets import patch_digest
 from patchkit.verification.env import LocalRunner, TestJob, parse_junit, probe_environment
 
 RESULTS = "upstream-tests/results.json"
@@ -36,13 +41,23 @@ class UpstreamRun:
     detail: str  # "72 passed" | "needs a GPU" | "No module named 'torch' here"
     where: str = ""  # "NVIDIA H100 80GB HBM3 (sm_90), python 3.12.3, cuda 13.0, torch 2.11.0"
     time: str = ""  # ISO 8601, UTC
-    tree: str = ""  # the exported tree it ran on
-    unpatched: str = ""  # its result on the same tree without the change: "failed (2 failed)"
+    tree: str = ""  # the tree it ran on (the change and the test on the base)
+    unpatched: str = ""  # its result on the same base without the change: "failed (2 failed)"
+    base_tree: str = ""  # the tree of the upstream commit both runs started from
+    upstream: str = ""  # that upstream commit ("" when not known)
+    patch_digest: str = ""  # of the patch file the change came from
+    tests_digest: str = ""  # of the test's diff and how it is run (:func:`digest_of_test`)
 
     @property
     def proves_nothing(self) -> bool:
         """It passed without the change too: it does not show the fix."""
         return self.unpatched.startswith("passed")
+
+    @property
+    def ran_both(self) -> bool:
+        """It ran (passed or failed) with the change and without it."""
+        ran = ("passed", "failed")
+        return self.result in ran and self.unpatched.startswith(ran)
 
     @property
     def proven(self) -> bool:
@@ -52,6 +67,14 @@ class UpstreamRun:
 def command(test: UpstreamTest) -> str:
     extra = ["--noconftest"] if test.noconftest else []
     return shlex.join(["python", "-m", "pytest", *extra, *test.run])
+
+
+def digest_of_test(test: UpstreamTest) -> str:
+    """The sha256 of the test's diff and of how it is run: a changed test is run again."""
+    digest = hashlib.sha256(test.file.read_bytes())
+    how = [*test.run, str(test.gpu), str(test.min_capability), str(test.noconftest)]
+    digest.update("\0".join(how).encode())
+    return digest.hexdigest()
 
 
 def test_files(test: UpstreamTest) -> tuple[str, ...]:
@@ -108,16 +131,47 @@ def _load(path: Path) -> list[dict[str, Any]]:
     return [r for r in raw if isinstance(r, dict)] if isinstance(raw, list) else []
 
 
-def recorded(meta: PatchMeta, tree: str) -> UpstreamRun | None:
-    """The latest recorded run of ``meta``'s upstream test on ``tree``, if any."""
-    runs = [
-        r for r in _load(_results_file(meta)) if r.get("patch") == meta.id and r.get("tree") == tree
-    ]
-    if not runs:
-        return None
-    last = max(runs, key=lambda r: str(r.get("time", "")))
-    fields = {k: str(last.get(k, "")) for k in UpstreamRun.__dataclass_fields__}
-    return UpstreamRun(**fields)
+def recorded(meta: PatchMeta, base_tree: str) -> UpstreamRun | None:
+    """The latest recorded run of ``meta``'s upstream test from ``base_tree`` (both halves),
+    made with the patch and the test as they are now."""
+    runs = [r for r in same_change(meta) if r.base_tree == base_tree]
+    return max(runs, key=lambda r: r.time) if runs else None
+
+
+def same_change(meta: PatchMeta) -> list[UpstreamRun]:
+    """Every recorded run of ``meta``'s upstream test with the patch and the test as they are
+    now that ran with and without the change (older records, keyed otherwise, and runs that
+    could not run never match: they say nothing about the fix)."""
+    test = meta.export.test
+    if test is None:
+        return []
+    keys = {"patch_digest": patch_digest(meta), "tests_digest": digest_of_test(test)}
+    found = []
+    for raw in _load(_results_file(meta)):
+        if raw.get("patch") != meta.id or any(raw.get(k) != v for k, v in keys.items()):
+            continue
+        run = UpstreamRun(**{k: str(raw.get(k, "")) for k in UpstreamRun.__dataclass_fields__})
+        if run.ran_both and run.base_tree:
+            found.append(run)
+    return found
+
+
+_HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def run_from_json(raw: object, *, where: str) -> tuple[str, UpstreamRun]:
+    """A run as ``scripts/upstream_tests.py prove`` wrote it (hostile data: every field a
+    string, the trees and digests hex, both halves there), and its patch id."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("patch"), str):
+        raise ConfigError(f'{where}: a run must be an object with a "patch" id')
+    fields = {k: raw.get(k, "") for k in UpstreamRun.__dataclass_fields__}
+    bad = sorted(k for k, v in fields.items() if not isinstance(v, str))
+    keys = ("base_tree", "patch_digest", "tests_digest")
+    bad += [k for k in keys if not _HEX.fullmatch(str(fields[k]))]
+    bad += [k for k in ("result", "unpatched", "where") if not fields[k]]
+    if bad:
+        raise ConfigError(f"{where}: the run of {raw['patch']} has bad or missing {', '.join(bad)}")
+    return raw["patch"], UpstreamRun(**{k: str(v) for k, v in fields.items()})
 
 
 def record(meta: PatchMeta, run: UpstreamRun) -> Path:
@@ -125,7 +179,7 @@ def record(meta: PatchMeta, run: UpstreamRun) -> Path:
     path = _results_file(meta)
     path.parent.mkdir(parents=True, exist_ok=True)
     runs = [*_load(path), {"patch": meta.id, **asdict(run)}]
-    runs.sort(key=lambda r: (str(r.get("patch")), str(r.get("time")), str(r.get("tree"))))
+    runs.sort(key=lambda r: (str(r.get("patch")), str(r.get("time")), str(r.get("base_tree"))))
     path.write_text(json.dumps(runs, indent=2, sort_keys=True) + "\n")
     return path
 
@@ -189,21 +243,36 @@ def not_added(meta: PatchMeta, why: str) -> UpstreamRun:
     return UpstreamRun(command(test), "not added", why)
 
 
-def section(meta: PatchMeta, run: UpstreamRun | None) -> str:
-    """Markdown: the result of the test this PR adds, on this branch (its command is in the
-    test plan)."""
+def section(meta: PatchMeta, run: UpstreamRun | None, elsewhere: UpstreamRun | None = None) -> str:
+    """Markdown: the test this PR adds, where it reproduced the bug (failed without the change)
+    and where the fix passed it, on which device and versions; or why it has not run. Its
+    command is in the test plan. ``elsewhere``: a run from another upstream commit, said as
+    such when this branch's base has none."""
     test = meta.export.test
     if test is None or run is None:
         return ""
     files = ", ".join(f"`{f}`" for f in test_files(test))
-    said = f"The test this PR adds ({files}), `{run.command}`,"
-    if run.proves_nothing:
-        return ""  # passes without the change: not named as the fix's test
     if run.result == "not added":
         return f"The test for this change ({files}) is not on this branch: {run.detail}."
     if run.result == "not run":
-        return f"{said} has not been run on this branch: {run.detail}."
-    ran = f"{said} ran on this branch on {run.where} ({run.time[:10]}): **{run.result}** ({run.detail})"
-    if run.proven:
-        return f"{ran}; on the same tree without this change it **failed** ({run.unpatched[8:-1]})."
-    return f"{ran}; it has not been run without this change." if run.unpatched == "" else f"{ran}."
+        said = f"The test this PR adds ({files}) has not been run from this branch's base: {run.detail}."
+        return f"{said} {_both(elsewhere, 'another upstream commit, ')}" if elsewhere else said
+    return f"The test this PR adds ({files}): {_both(run, '')}"
+
+
+def _both(run: UpstreamRun, other: str) -> str:
+    """ "On upstream commit X: without this change it failed (...); with it, passed (...). Both
+    on <device and versions> (date)." """
+    where = (
+        f"On {other}upstream commit {run.upstream[:12]}" if run.upstream else f"On {other}its base"
+    )
+    unpatched = run.unpatched.partition(" (")
+    without = (
+        f"**{unpatched[0]}** ({unpatched[2].rstrip(')')})"
+        if unpatched[2]
+        else f"**{run.unpatched}**"
+    )
+    return (
+        f"{where}, without this change it {without}; with it, it **{run.result}** "
+        f"({run.detail}). Both runs on {run.where} ({run.time[:10]})."
+    )

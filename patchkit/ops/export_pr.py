@@ -84,10 +84,11 @@ def export_pr(
         if not real:
             log.warning("%s", not_upstream_notice(entry, repo.path))
         push_url = check_remote(repo, entry, push_remote, force, real) if push_remote else None
-        build = _context(project, entry, repo, base, label, identity, tree_root)
+        build = build_context(project, entry, repo, base, label, identity, tree_root)
         build.run_tests = run_tests
         build.reviewed_by = reviewed_by
         build.branch_prefix = branch_prefix_of(repo, branch_prefix)
+        build.upstream = base if real else entry.commit
         exports, stopped = _build_and_land(build, metas, stack, force, each=label is not None)
         if push_remote and push_url:
             exports = push(repo, exports, push_remote, push_url, force)
@@ -225,7 +226,7 @@ def _series(project: Project, target: str) -> list[PatchMeta]:
     return metas
 
 
-def _context(
+def build_context(
     project: Project,
     entry: LockEntry,
     repo: GitRepo,

@@ -1,14 +1,19 @@
 """export-pr adds the test the patch's ``[export.test]`` names to upstream's own suite, in the
-exported commit; runs it on the exported tree where it can (a CPU test, here), says "not run"
-for a GPU test with no recorded run, and finds a recorded run by the exported tree."""
+exported commit; runs it without the change and with it where it can (a CPU test, here), stops
+a patch whose test does not show the fix (naming the test), says "not run" for a GPU test with
+no recorded run, and finds a recorded run by the upstream tree and the digests of the patch and
+the test."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from patchkit.export.upstream_test import UpstreamRun, record, section
+import pytest
+
+from patchkit.errors import PatchFailed
+from patchkit.export.upstream_test import UpstreamRun, digest_of_test, record, section
 from patchkit.ops.context import load_project
+from patchkit.project.sets import patch_digest
 from testing.builders import run_git
 from tests.export.test_export import MOD, Case, only
 
@@ -39,23 +44,52 @@ gpu = {"true" if gpu else "false"}
     return case
 
 
-def test_the_upstream_test_is_in_the_exported_commit_and_passes(tmp_path: Path) -> None:
+def test_the_test_fails_without_the_change_and_passes_with_it_both_kept(tmp_path: Path) -> None:
     case = case_with_test(tmp_path)
     export = only(case.export("fix-f"))
     assert export.files == ("pkg/mod.py", "tests/test_mod.py")
     assert "def test_f_fixed" in case.git("show", f"{export.commit}:tests/test_mod.py")
     run = export.upstream_test
-    assert run is not None
-    assert (run.result, run.detail) == ("passed", "1 passed")
+    assert run is not None and run.proven
+    assert (run.result, run.detail, run.unpatched) == ("passed", "1 passed", "failed (1 failed)")
     assert run.command == "python -m pytest tests/test_mod.py -k fixed"
     assert run.tree == case.git("rev-parse", f"{export.commit}^{{tree}}")
-    assert case.git("worktree", "list").count("\n") == 0  # the test's worktree is gone
+    assert run.upstream == case.base and run.base_tree == case.git("rev-parse", "HEAD^{tree}")
+    assert (
+        f"On upstream commit {case.base[:12]}, without this change it **failed** (1 failed); "
+        "with it, it **passed** (1 passed). Both runs on " in export.text.body
+    )
+    assert case.git("worktree", "list").count("\n") == 0  # the test's worktrees are gone
 
 
-def test_a_failing_upstream_test_is_said(tmp_path: Path) -> None:
-    export = only(case_with_test(tmp_path, new_assert="f(1) == 4").export("fix-f"))
-    assert export.upstream_test is not None
-    assert (export.upstream_test.result, export.upstream_test.detail) == ("failed", "1 failed")
+def test_a_test_that_fails_with_the_change_stops_the_export_naming_it(tmp_path: Path) -> None:
+    case = case_with_test(tmp_path, new_assert="f(1) == 4")
+    with pytest.raises(
+        PatchFailed,
+        match=r"upstream test of fix-f, `python -m pytest tests/test_mod.py -k fixed`, fails with the change \(1 failed\)",
+    ):
+        case.export("fix-f")
+    assert case.git("branch", "--list", "test/*") == ""
+
+
+def _gpu_run(case: Case, command: str, **changed: str) -> UpstreamRun:
+    meta = load_project(case.project.path).patch("fix-f")
+    assert meta.export.test is not None
+    fields = {
+        "command": command,
+        "result": "passed",
+        "detail": "1 passed",
+        "where": "NVIDIA H100 (sm_90), torch 2.11.0",
+        "time": "2026-11-23T11:00:00+00:00",
+        "unpatched": "failed (1 failed)",
+        "base_tree": case.git("rev-parse", f"{case.base}^{{tree}}"),
+        "upstream": case.base,
+        "patch_digest": patch_digest(meta),
+        "tests_digest": digest_of_test(meta.export.test),
+    }
+    run = UpstreamRun(**{**fields, **changed})
+    record(meta, run)
+    return run
 
 
 def test_a_gpu_test_is_not_run_here_until_a_run_is_recorded(tmp_path: Path) -> None:
@@ -64,29 +98,40 @@ def test_a_gpu_test_is_not_run_here_until_a_run_is_recorded(tmp_path: Path) -> N
     assert export.upstream_test is not None
     assert export.upstream_test.result == "not run"
     assert "needs a GPU" in export.upstream_test.detail
-    assert "has not been run on this branch: it needs a GPU." in export.text.body
+    assert "has not been run from this branch's base: it needs a GPU" in export.text.body
 
-    tree = case.git("rev-parse", f"{export.commit}^{{tree}}")
-    meta = load_project(case.project.path).patch("fix-f")
-    gpu_run = UpstreamRun(
-        export.upstream_test.command,
-        "passed",
-        "1 passed",
-        "NVIDIA H100 (sm_90)",
-        "2026-11-23T11:00:00+00:00",
-        tree,
-    )
-    path = record(meta, gpu_run)
-    assert json.loads(path.read_text())[0]["tree"] == tree
-    again = only(case.export("fix-f", identity=None))  # another identity: the same tree
+    gpu_run = _gpu_run(case, export.upstream_test.command)
+    again = only(case.export("fix-f", identity=None))  # another identity: the same trees
     assert again.upstream_test == gpu_run
+    meta = load_project(case.project.path).patch("fix-f")
     text = section(meta, again.upstream_test)
-    assert "`tests/test_mod.py`" in text and "python -m pytest tests/test_mod.py -k fixed" in text
-    assert (
-        "ran on this branch on NVIDIA H100 (sm_90) (2026-11-23): **passed** (1 passed); "
-        "it has not been run without this change." in text
+    assert text == (
+        "The test this PR adds (`tests/test_mod.py`): "
+        f"On upstream commit {case.base[:12]}, without this change it **failed** (1 failed); "
+        "with it, it **passed** (1 passed). Both runs on NVIDIA H100 (sm_90), torch 2.11.0 "
+        "(2026-11-23)."
     )
     assert text in again.text.body  # the PR text says it, beside the test plan's command
+
+
+def test_a_recorded_run_of_another_patch_or_test_or_base_is_not_this_ones(
+    tmp_path: Path,
+) -> None:
+    case = case_with_test(tmp_path, gpu=True)
+    command = "python -m pytest tests/test_mod.py -k fixed"
+    _gpu_run(case, command, patch_digest="0" * 64)  # an older patch
+    _gpu_run(case, command, tests_digest="0" * 64)  # an older test
+    _gpu_run(case, command, unpatched="")  # never run without the change
+    assert only(case.export("fix-f")).upstream_test.result == "not run"  # type: ignore[union-attr]
+    other = _gpu_run(case, command, base_tree="1" * 40, upstream="abcdef1234567890")
+    export = only(case.export("fix-f"))
+    assert export.upstream_test is not None and export.upstream_test.result == "not run"
+    assert (  # said as a run from another commit, never as this branch's
+        "has not been run from this branch's base: it needs a GPU, and no run of it from this "
+        "commit is recorded. On another upstream commit, upstream commit abcdef123456, without"
+        in export.text.body
+    )
+    assert other.where in export.text.body
 
 
 def test_no_test_run_says_so(tmp_path: Path) -> None:
@@ -123,17 +168,13 @@ def test_a_base_without_the_tests_says_what_is_missing_and_exports(tmp_path: Pat
     assert "is not on this branch" in export.text.body
 
 
-def test_the_test_fails_without_the_change_and_passes_with_it_both_kept(tmp_path: Path) -> None:
-    export = only(case_with_test(tmp_path).export("fix-f"))
-    run = export.upstream_test
-    assert run is not None and run.proven
-    assert (run.result, run.unpatched) == ("passed", "failed (1 failed)")
-    assert "on the same tree without this change it **failed** (1 failed)." in export.text.body
-
-
-def test_a_test_that_passes_without_the_change_is_not_named(tmp_path: Path) -> None:
-    export = only(case_with_test(tmp_path, new_assert="f(1) > 0").export("fix-f"))
-    run = export.upstream_test
-    assert run is not None and run.proves_nothing and run.result == "passed"
-    assert "-m pytest tests/test_mod.py" not in export.text.body  # not in the plan nor the result
-    assert "The test this PR adds" not in export.text.body
+def test_a_test_that_passes_without_the_change_stops_the_export_naming_it(tmp_path: Path) -> None:
+    case = case_with_test(tmp_path, new_assert="f(1) > 0")
+    with pytest.raises(
+        PatchFailed,
+        match=r"`python -m pytest tests/test_mod.py -k fixed`, passes without the change too \(passed \(1 passed\)\): it cannot show the fix",
+    ):
+        case.export("fix-f")
+    report = case.export("fix-f", onto=case.base)  # --onto: that patch stops alone, named
+    assert report.exports == ()
+    assert report.stopped[0].startswith("fix-f: the upstream test of fix-f, `python -m pytest")
