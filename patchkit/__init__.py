@@ -55,7 +55,7 @@ _API = {
     "ResetReport": "patchkit.workspace.reset:ResetReport",
     "RecordReport": "patchkit.ops.record:RecordReport",
     "PortReport": "patchkit.ops.port:PortReport",
-    "RebaseReport": "patchkit.rebasing.conflicts:RebaseReport",
+    "RebaseReport": "patchkit.rebasing.report:RebaseReport",
     "RetireReport": "patchkit.ops.retire:RetireReport",
     "VerifyReport": "patchkit.verification.run:VerifyReport",
     "ExportReport": "patchkit.export.results:ExportReport",
@@ -147,6 +147,6 @@ if TYPE_CHECKING:  # what type checkers and editors see
     from patchkit.ops.status import status_target as status
     from patchkit.ops.upstream_check import UpstreamCheckReport, upstream_check
     from patchkit.ops.verify import verify_target as verify
-    from patchkit.rebasing.conflicts import RebaseReport
+    from patchkit.rebasing.report import RebaseReport
     from patchkit.verification.run import VerifyReport
     from patchkit.workspace.reset import ResetReport

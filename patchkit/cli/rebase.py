@@ -24,8 +24,7 @@ from patchkit.errors import ConfigError, RebaseStopped, VerificationFailed
 from patchkit.ops.context import Project
 from patchkit.ops.rebase import abort_rebase, continue_rebase, rebase, rebase_with_pins
 from patchkit.project.lock import find_lock, load_lock
-from patchkit.rebasing.conflicts import RebaseReport
-from patchkit.rebasing.report import stop_hint, tests_hint
+from patchkit.rebasing.report import RebaseReport, stop_hint, tests_hint
 from patchkit.rebasing.run import CHANGED
 
 _Done = TypeVar("_Done")

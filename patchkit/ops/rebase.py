@@ -29,7 +29,8 @@ from patchkit.ops.context import Project, blobs_for, load_project
 from patchkit.ops.verify import verify_applied
 from patchkit.project.lock import pins_to_move
 from patchkit.project.writer import project_files, project_lock, restore
-from patchkit.rebasing.conflicts import RebaseReport, RebaseState
+from patchkit.rebasing.conflicts import RebaseState
+from patchkit.rebasing.report import RebaseReport
 from patchkit.rebasing.session import Carry, abort, resume, start, stopped_state
 from patchkit.upstream.history import History, Point, open_history
 from patchkit.upstream.sources import UpstreamRepo, fetch

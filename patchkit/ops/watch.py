@@ -28,7 +28,7 @@ from patchkit.ops.rebase import rebase
 from patchkit.ops.retire import retire
 from patchkit.ops.upstream_check import check_patch
 from patchkit.ops.verify_ray import verify_on_ray
-from patchkit.rebasing.conflicts import PatchRebase, RebaseReport
+from patchkit.rebasing.report import PatchRebase, RebaseReport
 from patchkit.upstream.github import Gh
 from patchkit.upstream.history import History, Point, open_history
 from patchkit.upstream.sources import GitMirror

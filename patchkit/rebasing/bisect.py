@@ -14,6 +14,16 @@ from patchkit.model import Outcome
 from patchkit.upstream.history import Point
 
 
+@dataclass(frozen=True)
+class Bisected:
+    """What bisection learnt about one patch (kept so --continue does not probe again)."""
+
+    absorbed_by: str | None = None
+    broken_by: str | None = None
+    probes: int = 0
+    outcome: Outcome | None = None  # the outcome history settles on (upstreamed before it broke)
+
+
 def first_change(points: Sequence[Point], changed: Callable[[Point], bool]) -> tuple[int, int]:
     """Index of the first point where ``changed`` holds, and the probes made. The last point is
     known to hold and the start (before ``points[0]``) known not to."""

@@ -1,15 +1,100 @@
-"""A stopped rebase's report: ``conflicts.md`` for people (per patch what stopped it, both
-sides of each conflict, and what to do, which depends on what the patch is) and
-``conflicts.json`` for tools."""
+"""A rebase's report: its values (:class:`RebaseReport`, a :class:`PatchRebase` per patch) and,
+when it stopped, ``conflicts.md`` for people (per patch what stopped it, both sides of each
+conflict, and what to do, which depends on what the patch is) and ``conflicts.json`` for
+tools."""
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from patchkit.rebasing.conflicts import PatchRebase, RebaseReport
+from patchkit.model import ConflictDetail, Outcome, Placement
+
+if TYPE_CHECKING:
+    from patchkit.rebasing.verify import Proof
+
+
+@dataclass(frozen=True)
+class PatchRebase:
+    """What a rebase did with one patch."""
+
+    id: str
+    outcome: Outcome
+    step: str  # a Step value, or "manual"
+    absorbed_by: str | None = None  # release/commit where upstream first had the change
+    broken_by: str | None = None  # release/commit where the patch first stopped applying
+    probes: int = 0  # apply attempts bisection made for this patch
+    refreshed: bool = False  # its patch file is rewritten
+    details: tuple[ConflictDetail, ...] = ()
+    message: str = ""
+    placements: tuple[Placement, ...] = ()  # per hunk of a diff: where it went, by which rule
+    kind: str = "diff"  # a PatchKind value: what a person changes to fix it
+    patch_file: str = ""  # its patch file (.patch or .py), relative to the project
+    absorbed: bool = False  # upstream absorbed the change, then reworked that code: retire it
+
+    @property
+    def shown(self) -> str:
+        """The outcome as people read it: a patch upstream absorbed and later reworked is
+        ``absorbed``, never a conflict to fix."""
+        return "absorbed" if self.absorbed else self.outcome.value
+
+
+@dataclass(frozen=True)
+class RebaseReport:
+    target: str
+    from_version: str
+    onto: str
+    commit: str  # the upstream commit the lock moves to
+    patches: tuple[PatchRebase, ...]
+    lock_moved: bool
+    stopped: bool
+    report: Path | None = None  # conflicts.md, when stopped
+    worktree: Path | None = None  # the tree left for a person, when stopped
+    points: int = 0  # points of history bisection ran the series at (releases fetched)
+    proof: Proof | None = None  # the carried patches verified on the new release, when asked
+
+    @property
+    def verify_failed(self) -> bool:
+        return self.proof is not None and self.proof.failed
+
+    @property
+    def probes(self) -> int:
+        return sum(p.probes for p in self.patches)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "from": self.from_version,
+            "onto": self.onto,
+            "patches": [
+                {
+                    "id": p.id,
+                    "outcome": p.shown,
+                    "engine_outcome": p.outcome.value,
+                    "kind": p.kind,
+                    "step": p.step,
+                    "absorbed_by": p.absorbed_by,
+                    "broken_by": p.broken_by,
+                }
+                for p in self.patches
+            ],
+            "commit": self.commit,
+            "lock_moved": self.lock_moved,
+            "stopped": self.stopped,
+            "report": str(self.report) if self.report else None,
+            "bisect": {"points": self.points, "attempts": self.probes},
+            "verification": None
+            if self.proof is None
+            else {
+                "patches": list(self.proof.changed),
+                "failed": self.proof.failures(),
+                "unverified": self.proof.unverified or None,
+            },
+        }
+
 
 REPORT_MD = "conflicts.md"
 REPORT_JSON = "conflicts.json"

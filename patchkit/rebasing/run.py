@@ -14,14 +14,13 @@ from patchkit.engine.diff.make import FileDelta, unified_diff
 from patchkit.engine.probe import Prober, series_at
 from patchkit.engine.series import Blobs, Reader, patch_paths
 from patchkit.model import Lock, LockEntry, Outcome, PatchKind, PatchMeta, PatchResult
-from patchkit.rebasing.bisect import trace_patch
+from patchkit.rebasing.bisect import Bisected, trace_patch
 from patchkit.rebasing.conflicts import (
-    Bisected,
-    PatchRebase,
     manual_result,
     worktree_fixes,
     worktree_of,
 )
+from patchkit.rebasing.report import PatchRebase
 from patchkit.rebasing.verify import FreshTests
 from patchkit.upstream.history import History, Point, same_files
 from patchkit.workspace.tree import Tree

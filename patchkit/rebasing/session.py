@@ -14,20 +14,18 @@ from pathlib import Path
 from patchkit.engine.series import Blobs
 from patchkit.errors import ConfigError, RebaseStopped
 from patchkit.model import Lock, LockEntry, Outcome, PatchMeta
+from patchkit.project.edits import with_history
 from patchkit.project.lock import move_lock
 from patchkit.rebasing.conflicts import (
-    PatchRebase,
-    RebaseReport,
     RebaseState,
     drop_state,
     load_state,
-    meta_text,
     save_state,
     state_dir,
     worktree_of,
     write_conflicted,
 )
-from patchkit.rebasing.report import write_report
+from patchkit.rebasing.report import PatchRebase, RebaseReport, write_report
 from patchkit.rebasing.run import (
     CHANGED,
     Eval,
@@ -228,3 +226,21 @@ def _outputs(
             files[ev.meta.meta_file] = meta.encode()
     new_tree = read_at(run.history.repo, run.history.commit(run.new))
     return files, pins_in(new_tree, run.entry.name)
+
+
+def meta_text(meta: PatchMeta, patch: PatchRebase, label: str) -> str | None:
+    """The patch's metadata with its new history (tomlkit: comments and layout kept); None if
+    nothing changes."""
+    history = {}
+    if patch.absorbed_by:
+        partly = patch.outcome is Outcome.PARTLY_UPSTREAMED
+        history["partly_absorbed_by" if partly else "absorbed_by"] = patch.absorbed_by
+    if patch.broken_by:
+        history["broken_by"] = patch.broken_by
+    stopped = not patch.outcome.carried
+    return with_history(
+        meta.meta_file.read_text(),
+        merged_in=(patch.absorbed_by or label) if patch.outcome is Outcome.UPSTREAMED else None,
+        history=history,
+        pending=f"{patch.outcome.value} on {label}" if stopped else None,
+    )

@@ -11,7 +11,8 @@ import pytest
 
 from patchkit.errors import ConfigError
 from patchkit.model import Outcome
-from patchkit.rebasing.conflicts import STATE, Bisected, RebaseState, load_state, save_state
+from patchkit.rebasing.bisect import Bisected
+from patchkit.rebasing.conflicts import STATE, RebaseState, load_state, save_state
 from patchkit.upstream.history import Point
 
 
