@@ -7,8 +7,8 @@ what that run did without doing its work again.
   recorded run found): the recorded results are read from the state store, checked by their
   digest, and written through the journal, all or nothing, under the tree's lock, as the
   full path writes them (``workspace/replay_txn.py``); then what that run printed is printed.
-- ``status``: what the recorded run printed, when the state, the journal and the files the
-  state names are as they were.
+- ``status``, and ``apply`` over its own result (nothing to write): what the recorded run
+  printed, when the state, the journal and the files the state names are as they were.
 
 Anything not as recorded, or not recorded, a busy tree, a cache or tree that refuses, is a
 miss: the caller takes the full path, which waits, rolls back, explains or records again
@@ -28,7 +28,7 @@ from patchkit.workspace import replay, replay_txn
 
 TYPE_CHECKING = False  # typing is not imported at run time: a warm run does without it
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import Any
 
     from patchkit.workspace.replay import Record
@@ -78,15 +78,25 @@ def to_terminal() -> bool:
 
 def replay_request(command: str, asked: Mapping[str, Any]) -> Replayed | None:
     """The recorded run of this command line done again, or None (a miss: nothing written, or
-    a journal the full path rolls back first)."""
+    a journal the full path rolls back first). An ``apply`` is the recorded one after
+    ``reset``, else the recorded one over its own result (nothing to write)."""
+    key = request_key(command, asked)
     try:
-        record = replay.load(request_key(command, asked))
-        if record is None or record.command != command:
-            return None
-        done = _apply(record) if command == "apply" else _status(record)
+        if command == "status":
+            return _replayed(key, "status", _unchanged)
+        return _replayed(key, "apply", _apply) or _replayed(
+            f"{key}-again", "apply-again", _unchanged
+        )
     except (OSError, PatchkitError, replay_txn.Busy):
         return None
-    return Replayed(record.stdout, record.stderr) if done else None
+
+
+def _replayed(name: str, command: str, again: Callable[[Record], bool]) -> Replayed | None:
+    """What the record ``name`` of ``command`` printed, once ``again`` did what it did."""
+    record = replay.load(name)
+    if record is None or record.command != command or not again(record):
+        return None
+    return Replayed(record.stdout, record.stderr)
 
 
 def _apply(record: Record) -> bool:
@@ -111,8 +121,8 @@ def _saved(record: Record, name: str) -> bytes | None:
     return content if replay.digest(content) == name else None
 
 
-def _status(record: Record) -> bool:
-    """Whether nothing the recorded status read changed (read under the tree's lock, as the
-    full path reads, so never half-way through a writer)."""
+def _unchanged(record: Record) -> bool:
+    """Whether nothing a recorded run that only read the tree read changed (read under the
+    tree's lock, as the full path reads, so never half-way through a writer)."""
     with replay_txn.Held(record.state_dir):
         return replay_txn.places_usable(record) and replay.unchanged(record.inputs) is not None

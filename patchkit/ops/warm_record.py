@@ -166,6 +166,11 @@ def record_apply(
 ) -> bool:
     """Keep what this apply did for a warm run; False when it cannot be replayed."""
     report, tree, trace = done.report, done.tree, done.report.trace
+    if report.noop and report.recovered is None and not isinstance(tree, InstalledTree):
+        record = _reading("apply-again", started_ns, start, project, tree)
+        if record is not None:  # (as an apply over its own result: nothing to write)
+            _keep(f"{key}-again", record, project, said)
+        return record is not None
     if trace is None or trace.state is None or trace.state_before is not None:
         return False  # a no-op, or applied over earlier changes: nothing to replay
     if report.recovered is not None or isinstance(tree, InstalledTree):
@@ -284,6 +289,18 @@ def record_status(
     if report.pending is not None:
         return False
     tree = checkout_tree(Path(report.root), report.target)
+    record = _reading("status", started_ns, start, project, tree)
+    if record is not None:
+        _keep(key, record, project, said)
+    return record is not None
+
+
+def _reading(
+    command: str, started_ns: int, start: Path, project: Project, tree: Tree
+) -> Record | None:
+    """The record of a run that read the tree and wrote nothing (``status``, an ``apply``
+    over its own result): the project, the code, the tree's commit, the journal, the state
+    and every file it names."""
     store = StateStore(tree.state_dir)
     state = store.load()
     files: Iterable[str] = state.files if state else ()
@@ -297,7 +314,6 @@ def record_status(
     ]
     inputs = replay.snapshot(paths, started_ns, {}, stat_is_fresh)
     if inputs is None:
-        return False
+        return None
     dirs = _in_tree(inputs, str(tree.root), [])
-    _keep(key, Record("status", inputs=inputs, dirs=dirs, **_where(tree)), project, said)
-    return True
+    return Record(command, inputs=inputs, dirs=dirs, **_where(tree))

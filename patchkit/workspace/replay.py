@@ -169,9 +169,11 @@ def snapshot(
     handing over their bytes, read now. A file that changed in the two seconds before the run
     or since keeps no fingerprint when its bytes are known (it is read again by every check),
     and makes no record at all when they are not (the bytes now may not be what the run saw).
-    ``fresh``: whether a path's ``lstat`` shows a change at once (a local file system)."""
+    ``fresh``: whether a path's ``lstat`` shows a change at once (a local file system; asked
+    once per device)."""
     inputs: list[str] = []
     seen: set[str] = set()
+    local: dict[int, bool] = {}  # device -> fresh (one file system each: asked once)
     for path in [*known, *paths]:
         if path in seen:
             continue
@@ -190,7 +192,9 @@ def snapshot(
             content, executable = (read(path) if st else None), _executable(st)
             if _changed(path, st):
                 return None  # (while read)
-        trusted = _print(st) if settled and st and fresh(path) else ""
+        if st is not None and st.st_dev not in local:
+            local[st.st_dev] = fresh(path)
+        trusted = _print(st) if settled and st and local[st.st_dev] else ""
         inputs += [path, digest(content), executable, trusted]
     return inputs
 

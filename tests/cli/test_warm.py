@@ -381,3 +381,31 @@ def test_a_busy_tree_is_never_replayed_into(recorded: tuple[Scenario, Run], tmp_
         again = run(s, tmp_path, "apply", PATCHKIT_LOCK_TIMEOUT="0.2")
     assert not again.warm and again.code == 9, again.stderr  # the full path waited, refused
     assert s.read("a.txt") == b"a\n"
+
+
+def test_apply_over_its_own_result_replays_until_a_file_it_read_changes(tmp_path: Path) -> None:
+    s = scenario(tmp_path)
+    assert run(s, tmp_path, "apply").code == 0
+    time.sleep(SETTLE)  # the files apply wrote settle
+    full = run(s, tmp_path, "apply")  # nothing to write: recorded as such
+    warm = run(s, tmp_path, "apply")
+    assert full.code == warm.code == 0 and not full.warm and warm.warm, warm.stderr
+    assert warm.stdout == full.stdout and warm.stderr == full.stderr
+    (s.root / "a.txt").write_text("edited\n")
+    changed = run(s, tmp_path, "apply")
+    assert not changed.warm and changed.code == 4  # the full path: a patched file was edited
+    assert s.read("a.txt") == b"edited\n"
+
+
+def test_a_record_asks_once_per_file_system_whether_its_lstat_is_fresh(tmp_path: Path) -> None:
+    """(Reading the mount table for each of a thousand inputs took seconds.)"""
+    from patchkit.workspace import replay
+
+    paths = [tmp_path / f"f{i}" for i in range(50)]
+    for path in paths:
+        path.write_text(path.name)
+    asked: list[str] = []
+    later = time.time_ns() + 2 * replay.SETTLED_NS  # every file settled by then
+    inputs = replay.snapshot(map(str, paths), later, {}, lambda p: not asked.append(p))
+    assert inputs is not None and len(asked) == 1
+    assert all(inputs[3 :: replay.INPUT]), "each fingerprint is trusted"
