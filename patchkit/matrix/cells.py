@@ -61,17 +61,17 @@ class CellJob:
 
 @dataclass(frozen=True)
 class CellValue:
-    outcome: str  # an Outcome value
+    outcome: Outcome  # its value only in the store's JSON (to_json, from_json)
     step: str  # the engine step that produced it
     detail: dict[str, Any] = field(default_factory=dict)  # whatever the outcome value carries
     seconds: float = 0.0  # how long it took to compute
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return {**dataclasses.asdict(self), "outcome": self.outcome.value}
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> CellValue:
-        return cls(**raw)
+        return cls(**{**raw, "outcome": Outcome(raw["outcome"])})
 
 
 def engine_version() -> str:
@@ -137,8 +137,8 @@ def compute_cell(job: CellJob) -> CellValue:
     seconds = round(time.perf_counter() - start, 3)
     if pr is not None:  # the release has the PR it carries, by its merge: absorbed, whatever
         detail = {**result_detail(result), "absorbed": pr.describe(), "engine": outcome.value}
-        return CellValue(Outcome.UPSTREAMED.value, "merge-commit", detail, seconds)
-    return CellValue(outcome.value, result.step.value, result_detail(result), seconds)
+        return CellValue(Outcome.UPSTREAMED, "merge-commit", detail, seconds)
+    return CellValue(outcome, result.step.value, result_detail(result), seconds)
 
 
 def _pr_in(meta: PatchMeta, history: History, point: Point, commit: str) -> Absorbed | None:

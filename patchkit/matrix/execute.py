@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from patchkit import progress
 from patchkit.matrix.cells import CellJob, CellValue, compute_cell
+from patchkit.model import Outcome
 
 Compute = Callable[[CellJob], CellValue]
 
@@ -86,7 +87,8 @@ class OnRay:
 
 
 def _died(died: Any) -> CellValue:
-    return CellValue("failed", "none", {"message": f"not computed: {died.reason}", "died": True})
+    why = {"message": f"not computed: {died.reason}", "died": True}
+    return CellValue(Outcome.FAILED, "none", why)
 
 
 def choose(*, ray_address: str | None, workers: int | None) -> Executor:

@@ -54,7 +54,7 @@ def _absorbed(row: Row) -> str:
 
 
 def _cell(cell: Cell) -> str:
-    text = f"{MARK.get(cell.outcome, '')} {cell.shown}"
+    text = f"{MARK.get(cell.outcome.value, '')} {cell.shown}"
     if cell.verified:
         text += " · " + ", ".join(
             f"{_short(kind)} {v['result']}{_ratio(v)}" for kind, v in sorted(cell.verified.items())

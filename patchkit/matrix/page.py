@@ -54,7 +54,7 @@ def script_json(value: Any) -> str:
 
 def _filters(matrix: Matrix) -> str:
     sets = sorted({r.set for r in matrix.rows})
-    outcomes = [o for o in COLOURS if any(c.outcome == o for c in matrix.cells)]
+    outcomes = [o for o in COLOURS if any(c.outcome.value == o for c in matrix.cells)]
     return (
         "<div class='filters'>"
         + _checks("set", "f-set", sets)
@@ -118,7 +118,8 @@ def _cell(cell: Cell, number: int) -> str:
     )
     fail = " fail" if cell.tests_fail else ""
     return (
-        f"<td class='cell o-{escape(cell.outcome)}{fail}' data-outcome='{escape(cell.outcome)}' "
+        f"<td class='cell o-{escape(cell.outcome.value)}{fail}' "
+        f"data-outcome='{escape(cell.outcome.value)}' "
         f"data-release='{escape(cell.release)}' data-cell='{number}' tabindex='0' "
         f"title='{escape(cell.shown)}'>{escape(cell.shown)}{verified}</td>"
     )

@@ -13,14 +13,9 @@ from patchkit.errors import ConfigError, shown
 from patchkit.model import Outcome, PatchMeta
 from patchkit.upstream.history import History, IndexHistory, Point
 
-ABSORBED = (Outcome.UPSTREAMED.value, Outcome.PARTLY_UPSTREAMED.value)
-BROKEN = (
-    Outcome.CONFLICT.value,
-    Outcome.GONE.value,
-    Outcome.AMBIGUOUS.value,
-    Outcome.FAILED.value,
-)
-CARRIED = (Outcome.APPLIED.value, Outcome.CARRIED.value, Outcome.PARTLY_UPSTREAMED.value)
+ABSORBED = (Outcome.UPSTREAMED, Outcome.PARTLY_UPSTREAMED)
+BROKEN = (Outcome.CONFLICT, Outcome.GONE, Outcome.AMBIGUOUS, Outcome.FAILED)
+CARRIED = (Outcome.APPLIED, Outcome.CARRIED, Outcome.PARTLY_UPSTREAMED)
 SCHEMA = 1
 
 
@@ -40,7 +35,7 @@ class Row:
 class Cell:
     patch: str
     release: str
-    outcome: str
+    outcome: Outcome  # its value only in the JSON (to_json)
     step: str
     absorbed_by: str | None  # for an (partly) upstreamed cell: the release that absorbed it
     verified: dict[str, dict[str, Any]] | None  # GPU kind -> the last record there
@@ -57,14 +52,14 @@ class Cell:
     @property
     def shown(self) -> str:
         """The outcome as people read it: ``carried, tests fail`` where a run says so."""
-        return f"{self.outcome}, tests fail" if self.tests_fail else self.outcome
+        return f"{self.outcome.value}, tests fail" if self.tests_fail else self.outcome.value
 
     def to_json(self, set_name: str) -> dict[str, Any]:
         return {
             "patch": self.patch,
             "set": set_name,
             "release": self.release,
-            "outcome": self.outcome,
+            "outcome": self.outcome.value,
             "step": self.step,
             "absorbed_by": self.absorbed_by,
             "verified": self.verified,
@@ -146,7 +141,9 @@ Verified = Mapping[tuple[str, str], dict[str, dict[str, Any]]]  # (patch, releas
 
 
 def assemble_rows(
-    patches: Sequence[PatchMeta], labels: Sequence[str], outcomes: Mapping[tuple[str, str], str]
+    patches: Sequence[PatchMeta],
+    labels: Sequence[str],
+    outcomes: Mapping[tuple[str, str], Outcome],
 ) -> list[Row]:
     rows = []
     for meta in patches:
@@ -164,7 +161,7 @@ def assemble_rows(
     return rows
 
 
-def absorbed_at(labels: Sequence[str], row: Sequence[str], index: int) -> str | None:
+def absorbed_at(labels: Sequence[str], row: Sequence[Outcome], index: int) -> str | None:
     """For an absorbed cell: the first release of the run of absorbed cells that ends here."""
     if row[index] not in ABSORBED:
         return None

@@ -13,7 +13,7 @@ from patchkit.engine.diff.make import unified_diff
 from patchkit.engine.series import Blobs, Overlay
 from patchkit.errors import ConfigError, PatchFailed
 from patchkit.matrix.table import Cell, Row
-from patchkit.model import PatchMeta
+from patchkit.model import Outcome, PatchMeta
 from patchkit.ops.apply import upstream_view
 from patchkit.ops.context import Project, blobs_for, open_checkout
 from patchkit.ops.matrix import matrix
@@ -59,7 +59,9 @@ class PatchReleases:
     @property
     def works(self) -> tuple[str, ...]:
         """The releases where the patch applies, or is carried there."""
-        return tuple(c.release for c in self.cells if c.outcome in ("applied", "carried"))
+        return tuple(
+            c.release for c in self.cells if c.outcome in (Outcome.APPLIED, Outcome.CARRIED)
+        )
 
 
 def patch_releases(*, project: Project, patch_id: str, releases: str = "") -> PatchReleases:

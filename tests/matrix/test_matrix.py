@@ -19,7 +19,7 @@ from patchkit.matrix.markdown import render_markdown
 from patchkit.matrix.page import render_html
 from patchkit.matrix.store import CellStore
 from patchkit.matrix.table import assemble_rows
-from patchkit.model import PatchKind, PatchMeta
+from patchkit.model import Outcome, PatchKind, PatchMeta
 from patchkit.ops.context import load_project
 from testing.builders import run_git
 from testing.matrix import Releases, rows
@@ -247,8 +247,11 @@ def _record(
 
 
 def test_values_round_trip() -> None:
-    value = CellValue("conflict", "three-way", {"message": "m", "details": []}, 0.5)
-    assert CellValue.from_json(json.loads(json.dumps(value.to_json()))) == value
+    value = CellValue(Outcome.CONFLICT, "three-way", {"message": "m", "details": []}, 0.5)
+    raw = json.loads(json.dumps(value.to_json()))
+    assert raw["outcome"] == "conflict"  # the enum's value in the store, the enum read back
+    back = CellValue.from_json(raw)
+    assert back == value and back.outcome is Outcome.CONFLICT
 
 
 def test_a_break_after_absorption_is_upstream_reworking_not_the_patch_breaking(
@@ -261,13 +264,13 @@ def test_a_break_after_absorption_is_upstream_reworking_not_the_patch_breaking(
     outcomes = dict(
         zip(
             [("p", lb) for lb in labels],
-            ["applied", "upstreamed", "upstreamed", "conflict"],
+            [Outcome.APPLIED, Outcome.UPSTREAMED, Outcome.UPSTREAMED, Outcome.CONFLICT],
             strict=True,
         )
     )
     (row,) = assemble_rows([meta], labels, outcomes)
     assert (row.absorbed_by, row.broken_by, row.reworked_in) == ("1.1", None, "1.3")
-    outcomes[("p", "1.0")] = "conflict"  # a break before absorption is still a break
+    outcomes[("p", "1.0")] = Outcome.CONFLICT  # a break before absorption is still a break
     (row,) = assemble_rows([meta], labels, outcomes)
     assert (row.absorbed_by, row.broken_by, row.reworked_in) == ("1.1", "1.0", "1.3")
 
