@@ -273,6 +273,23 @@ class Outcome(str, enum.Enum):
         the rest is applied (the patches after it see its files)."""
         return self.ok or self is Outcome.PARTLY_UPSTREAMED
 
+    @property
+    def writes(self) -> bool:
+        """The patch's own lines go into the tree: applied, carried, or the rest of a partly
+        upstreamed patch."""
+        return self in (Outcome.APPLIED, Outcome.CARRIED, Outcome.PARTLY_UPSTREAMED)
+
+    @property
+    def moved(self) -> bool:
+        """Placed where the code moved, or merged with upstream's part of it (carried, partly
+        upstreamed): what its tests proved before is stale."""
+        return self in (Outcome.CARRIED, Outcome.PARTLY_UPSTREAMED)
+
+    @property
+    def absorbed(self) -> bool:
+        """Upstream has the change, whole or in part."""
+        return self in (Outcome.UPSTREAMED, Outcome.PARTLY_UPSTREAMED)
+
     @classmethod
     def worst(cls, outcomes: Iterable[Outcome]) -> Outcome:
         """The one rule for a patch's outcome from its parts' (its files, a rewrite's anchors):

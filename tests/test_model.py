@@ -28,3 +28,13 @@ def test_carried_is_every_outcome_that_leaves_the_change_on_the_tree() -> None:
         Outcome.UPSTREAMED,
         Outcome.PARTLY_UPSTREAMED,
     }
+
+
+def test_the_groups_of_outcomes_each_question_asks() -> None:
+    def group(question: str) -> set[Outcome]:
+        return {o for o in Outcome if getattr(o, question)}
+
+    assert group("writes") == {Outcome.APPLIED, Outcome.CARRIED, Outcome.PARTLY_UPSTREAMED}
+    assert group("moved") == {Outcome.CARRIED, Outcome.PARTLY_UPSTREAMED}
+    assert group("absorbed") == {Outcome.UPSTREAMED, Outcome.PARTLY_UPSTREAMED}
+    assert group("ok") == {Outcome.APPLIED, Outcome.CARRIED, Outcome.UPSTREAMED}

@@ -25,7 +25,6 @@ from patchkit.ops.context import Project
 from patchkit.ops.rebase import abort_rebase, continue_rebase, rebase, rebase_with_pins
 from patchkit.project.lock import find_lock, load_lock
 from patchkit.rebasing.report import RebaseReport, stop_hint, tests_hint
-from patchkit.rebasing.run import CHANGED
 
 _Done = TypeVar("_Done")
 
@@ -189,7 +188,7 @@ def _show(args: argparse.Namespace, report: RebaseReport) -> None:
 
 def changed_patches(report: RebaseReport) -> list[str]:
     """The patches whose change the rebase moved or merged: their proof is now out of date."""
-    return [p.id for p in report.patches if p.outcome in CHANGED]
+    return [p.id for p in report.patches if p.outcome.moved]
 
 
 def print_report(report: RebaseReport) -> None:

@@ -13,9 +13,6 @@ from patchkit.errors import ConfigError, shown
 from patchkit.model import Outcome, PatchMeta
 from patchkit.upstream.history import History, IndexHistory, Point
 
-ABSORBED = (Outcome.UPSTREAMED, Outcome.PARTLY_UPSTREAMED)
-BROKEN = (Outcome.CONFLICT, Outcome.GONE, Outcome.AMBIGUOUS, Outcome.FAILED)
-CARRIED = (Outcome.APPLIED, Outcome.CARRIED, Outcome.PARTLY_UPSTREAMED)
 SCHEMA = 1
 
 
@@ -47,7 +44,7 @@ class Cell:
         it is now) failed on some GPU kind."""
         runs = (self.verified or {}).values()
         failed = any(v.get("result") == "failed" and not v.get("stale") for v in runs)
-        return failed and self.outcome in CARRIED
+        return failed and self.outcome.writes
 
     @property
     def shown(self) -> str:
@@ -148,12 +145,12 @@ def assemble_rows(
     rows = []
     for meta in patches:
         row = [outcomes[(meta.id, label)] for label in labels]
-        first = next((i for i, o in enumerate(row) if o in ABSORBED), len(row))
+        first = next((i for i, o in enumerate(row) if o.absorbed), len(row))
         absorbed = labels[first] if first < len(row) else None
-        broken = next((labels[i] for i in range(first) if row[i] in BROKEN), None)
+        broken = next((labels[i] for i in range(first) if not row[i].carried), None)
         # Once upstream took the change the patch is retired: a later break is upstream reworking
         # its own code, not the patch breaking, and is named apart.
-        reworked = next((labels[i] for i in range(first, len(row)) if row[i] in BROKEN), None)
+        reworked = next((labels[i] for i in range(first, len(row)) if not row[i].carried), None)
         kind = meta.kind.value
         rows.append(
             Row(meta.id, meta.set_name, kind, meta.optional, meta.title, absorbed, broken, reworked)
@@ -163,9 +160,9 @@ def assemble_rows(
 
 def absorbed_at(labels: Sequence[str], row: Sequence[Outcome], index: int) -> str | None:
     """For an absorbed cell: the first release of the run of absorbed cells that ends here."""
-    if row[index] not in ABSORBED:
+    if not row[index].absorbed:
         return None
     start = index
-    while start > 0 and row[start - 1] in ABSORBED:
+    while start > 0 and row[start - 1].absorbed:
         start -= 1
     return labels[start]

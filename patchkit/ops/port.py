@@ -91,7 +91,7 @@ def _port(
     outcome = _outcome(result, tree, base_files, paths)
     written: tuple[str, ...] = ()
     refreshed = None
-    if outcome in _WRITES:
+    if outcome.writes:
         _check_clean(tree, paths, allow_dirty)
         writes = [Write(c.path, c.content, c.mode) for c in _with_renames(result)]
         if outcome is Outcome.PARTLY_UPSTREAMED:
@@ -99,9 +99,6 @@ def _port(
         commit(tree, store, writes, KEEP, command="port")
         written = tuple(w.path for w in writes)
     return PortReport(patch_file, base, tree.root, outcome, result, written, refreshed)
-
-
-_WRITES = (Outcome.APPLIED, Outcome.CARRIED, Outcome.PARTLY_UPSTREAMED)
 
 
 def _still_needed(tree: Tree, result: PatchResult) -> bytes:

@@ -44,7 +44,6 @@ from patchkit.watch.report import (
     write_report,
 )
 
-_MOVED = (Outcome.CARRIED, Outcome.PARTLY_UPSTREAMED)  # their tests run again
 _FATES = {
     Outcome.UPSTREAMED: Fate.ABSORBED,
     Outcome.APPLIED: Fate.CARRIED,
@@ -256,7 +255,7 @@ def _upstream_change(hist: History, report: RebaseReport, patch: PatchRebase, pa
 def _ray_tests(project: Project, target: str, report: RebaseReport, address: str) -> dict[str, str]:
     """The moved patches' tests as Ray tasks on the branch's project (the new lock): each
     worker prepares the patched tree from its own cache; id -> result."""
-    moved = tuple(p.id for p in report.patches if p.outcome in _MOVED)
+    moved = tuple(p.id for p in report.patches if p.outcome.moved)  # their tests run again
     if not moved:
         return {}
     opt_in = tuple(p.id for p in project.listed(target) if p.optional and p.id in moved)

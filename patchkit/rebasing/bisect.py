@@ -48,15 +48,13 @@ class Verdict:
     probes: int  # apply attempts made
 
 
-_ABSORBED = {Outcome.UPSTREAMED, Outcome.PARTLY_UPSTREAMED}
-
-
 def trace_patch(prober: Prober, points: Sequence[Point], patch_id: str, final: Outcome) -> Verdict:
     """Where ``patch_id`` first reached its ``final`` outcome. A patch that broke right after a
     release that already had its change was absorbed upstream first (found by a second
     search over the releases before); upstream merely moved its own code on since."""
-    if final in _ABSORBED:
-        wanted = {Outcome.UPSTREAMED} if final is Outcome.UPSTREAMED else _ABSORBED
+    if final.absorbed:
+        absorbed = {o for o in Outcome if o.absorbed}
+        wanted = {Outcome.UPSTREAMED} if final is Outcome.UPSTREAMED else absorbed
         i, probes = first_change(points, lambda p: prober.outcome(p, patch_id) in wanted)
         return Verdict(final, points[i], None, probes)
     i, probes = first_change(points, lambda p: not prober.outcome(p, patch_id).ok)

@@ -26,7 +26,6 @@ from patchkit.upstream.history import History, Point, same_files
 from patchkit.workspace.tree import Tree
 
 MANUAL = "manual"  # the step of a patch a person fixed in the worktree
-CHANGED = (Outcome.CARRIED, Outcome.PARTLY_UPSTREAMED)  # moved or merged: its proof is stale
 
 
 @dataclass
@@ -107,7 +106,7 @@ def _judge(run: Run, ev: Eval, prober: Callable[[], Prober]) -> PatchRebase:
         # Never retired from history alone: upstream may have dropped the fix again.
         message = absorbed_message(ev.meta.id, found)
         details = ()  # upstream's reworked code is no conflict to fix
-    moved = outcome in (Outcome.CARRIED, Outcome.PARTLY_UPSTREAMED)
+    moved = outcome.moved
     refreshed = moved and new_diff(ev) is not None
     return PatchRebase(
         ev.meta.id,

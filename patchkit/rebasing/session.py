@@ -27,7 +27,6 @@ from patchkit.rebasing.conflicts import (
 )
 from patchkit.rebasing.report import PatchRebase, RebaseReport, write_report
 from patchkit.rebasing.run import (
-    CHANGED,
     Eval,
     Run,
     evaluate,
@@ -175,7 +174,7 @@ def _prove(
         for ev, p in zip(evals, report.patches, strict=True)
         if p.outcome.carried and p.outcome not in kept
     ]
-    changed = [p.id for p in report.patches if p.outcome in CHANGED]
+    changed = [p.id for p in report.patches if p.outcome.moved]
     return verify_carried(
         tests=run.tests,
         lock=lock,

@@ -182,7 +182,6 @@ def patched_blob(fp: FilePatch, base: bytes) -> bytes | None:
     return b"".join([*out, *lines[cursor:]])
 
 
-_LANDED = (Outcome.APPLIED, Outcome.CARRIED, Outcome.PARTLY_UPSTREAMED)
 # Hunks placed where their context stands verbatim, once: the result there is the patched base's
 # own lines, so only a definition they add can collide (parsing every such file would cost a
 # port ten times its placement).
@@ -212,7 +211,7 @@ def checked(fp: FilePatch, result: FileResult, read: Reader, blob: BlobReader) -
     """``result`` when it may be written: every hunk placed, and the content it writes passes
     :func:`check`; else a conflict naming why (nothing of the file is written)."""
     change = result.change
-    if result.outcome not in _LANDED or change is None or change.content is None:
+    if not result.outcome.writes or change is None or change.content is None:
         return result
     unplaced = [p.hunk for p in result.placements if p.rule is Rule.NONE]
     why = f"hunk {unplaced[0]} was not placed" if unplaced else None
