@@ -361,6 +361,7 @@ def main() -> int:
     parser.add_argument("--venv", type=Path, help="the virtual environment to make and reuse")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="patchkit-bench-") as tmp:
         b = Bench(Path(tmp), args.repeat, args.venv)
         bare = repeat(b.n, b.timed([b.py, "-c", "pass"]))
@@ -380,7 +381,13 @@ def main() -> int:
             args.repeat,
         )
     )
+    print(f"load average (1, 5, 15 min) before: {_load(load_before)}; after: {_load()}")
     return 0
+
+
+def _load(found: tuple[float, float, float] | None = None) -> str:
+    """The machine's load: figures taken while others run are slower, CPU time least so."""
+    return " ".join(f"{x:.1f}" for x in found or os.getloadavg())
 
 
 if __name__ == "__main__":

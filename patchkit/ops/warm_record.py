@@ -213,7 +213,9 @@ def _written(
     for write in writes:
         place = str(tree.place(write.path))
         sha = replay.digest(write.content)
-        if write.path not in trace.read or replay.digest(replay.read(place)) != sha:
+        if write.path not in trace.read or write.path not in trace.modes:
+            return None  # (its original, or its mode, is not known)
+        if replay.digest(replay.read(place)) != sha:
             return None
         size = len(write.content) if write.content is not None else 0
         mode = "" if write.mode is None else str(write.mode)
@@ -223,7 +225,7 @@ def _written(
         original = trace.read[write.path]
         files[write.path] = {
             "before": None if original is None else store.put(original),
-            "before_mode": trace.modes.get(write.path),
+            "before_mode": trace.modes[write.path],
             "after": sha or None,
             "after_mode": write.mode,
         }

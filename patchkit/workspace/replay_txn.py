@@ -100,12 +100,22 @@ def commit(record: Record, pack: bytes, state: bytes) -> None:
 def _replace(path: str, content: bytes, *, sync: bool = False) -> None:
     """``path`` written whole or not at all (a temporary file beside it, renamed)."""
     tmp = path.rsplit(".", 1)[0] + ".tmp"  # (journal.tmp, state.tmp: txn's names)
-    with open(tmp, "wb") as handle:
-        handle.write(content)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _CLOEXEC, 0o666)
+    try:
+        _all(fd, content)
         if sync:
-            handle.flush()
-            os.fsync(handle.fileno())
+            os.fsync(fd)
+    finally:
+        os.close(fd)
     os.replace(tmp, path)
+
+
+def _all(fd: int, content: bytes) -> None:
+    """Write all of ``content`` (system calls, not a buffered file object: a thousand files
+    are written per replay)."""
+    view, done = memoryview(content), 0
+    while done < len(content):
+        done += os.write(fd, view[done:])
 
 
 def _write(place: str, content: bytes, mode: int | None) -> None:
@@ -122,12 +132,14 @@ def _write(place: str, content: bytes, mode: int | None) -> None:
     except FileExistsError:  # left by an interrupted write (or put there): never written through
         os.unlink(tmp)
         fd = os.open(tmp, flags, 0o666)
-    with open(fd, "wb") as handle:
+    try:
         if mode is not None:
             os.fchmod(fd, 0o755 if mode & 0o111 else 0o644)
         else:
             _keep_mode(fd, place)
-        handle.write(content)
+        _all(fd, content)
+    finally:
+        os.close(fd)
     os.replace(tmp, place)
 
 
