@@ -149,8 +149,9 @@ def test_include_guards_are_no_scope_and_macros_are() -> None:
 
 
 def test_a_test_macro_defining_a_function_is_named_by_its_arguments() -> None:
-    """gtest's TEST_F(Suite, Name) { ... } (and a project's own UCS_TEST_P): named by the
-    macro and its arguments, so the tests of one file are not look-alike twins."""
+    """gtest's TEST_F(Suite, Name) { ... } (and a project's own UCS_TEST_P): named by its
+    suite and test name, so the tests of one file are not look-alike twins (and a variant of
+    the macro names the same test); another macro by all its arguments."""
     tree = parse_scopes(
         "cpp",
         dedent(
@@ -170,7 +171,7 @@ def test_a_test_macro_defining_a_function_is_named_by_its_arguments() -> None:
     )
 
     assert [s.path for s in tree.scopes] == [
-        ("UCS_TEST_P(test_rc, stress_iface_ops)",),
-        ("TEST_F(Suite, Name)",),
+        ("TEST(test_rc, stress_iface_ops)",),
+        ("TEST(Suite, Name)",),
         ("MAX",),
     ]

@@ -144,7 +144,7 @@ def _merged(job: Job, base: FileView, chosen: list[tuple[Scope, Home, list[Plan]
     home = chosen[0][1]
     placer = Placer(FileView(home.path, split_lines(home.content)), base)
     labels = (home.path, f"base {(job.fp.old_blob or '')[:12]}", job.label)
-    merger = ScopeMerge(placer, job.merge, labels, own_lines=True)
+    merger = ScopeMerge(placer, job.merge, labels, moved=True)
     for scope, there, group in sorted(chosen, key=lambda c: -c[1].scope.start):
         stop = merger.merge_into(scope, there.scope, group)
         if stop is not None:

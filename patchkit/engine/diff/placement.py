@@ -264,7 +264,8 @@ def _new_there(target: FileView, hunk: Hunk) -> bool:
 
 def _in_foreign_scope(placer: Placer, plan: Plan) -> bool:
     """A single place in another scope than the hunk's own, while its own scope is still in
-    the file (a look-alike twin took the context): not a place to write. Asked (and the files
+    the file (a look-alike twin took the context) or the place's scope is another definition
+    the base had too (its own was renamed): not a place to write. Asked (and the files
     parsed) only when the lines it changes occur elsewhere in the file too and the lines
     around the place do not match those at base."""
     base = placer.base
@@ -280,8 +281,10 @@ def _in_foreign_scope(placer: Placer, plan: Plan) -> bool:
     got = placer.target.hunk_scope(plan.hunk, plan.at)
     if want and not base.tree.named(want):  # a control block: alike ones by surroundings
         return _other_block_fits(placer, plan, want)
-    if not want or got == want or not placer.target.tree.find(want):
+    if not want or got == want:
         return False
+    if not placer.target.tree.find(want) and not (got and base.tree.find(got)):
+        return False  # its scope is gone, and the place is in none the base had: it moved
     plan.note = f"its context matches only in {' > '.join(got) or 'the top level'}"
     return True
 

@@ -19,6 +19,7 @@ from patchkit.engine.diff.fileview import FileView, common_prefix, squash
 from patchkit.engine.diff.parse import Hunk, split_lines
 from patchkit.engine.diff.placement import Placer, Plan, PlanState, by_surroundings, weight
 from patchkit.engine.structure import Scope, ScopePath
+from patchkit.engine.structure.overloads import by_signature
 from patchkit.gitrepo import MergeResult
 from patchkit.model import Candidate, Rule
 
@@ -87,8 +88,9 @@ class ScopeMerge:
     labels: tuple[str, str, str]
     edits: list[Edit] = field(default_factory=list)
     leftover: list[Plan] = field(default_factory=list)  # to merge with the whole file
-    # a conflict in a scope that moved may still be merged by the hunks' own lines
-    own_lines: bool = False
+    # the scope moved to another file (found by name and body): context upstream changed
+    # right next to the hunk's own lines may be merged too; in place, only lines inserted
+    moved: bool = False
 
     def run(self, missing: Sequence[Plan]) -> Stop | None:
         done: set[int] = set()
@@ -106,7 +108,7 @@ class ScopeMerge:
         if base is None or scope is None or target.tree is None:
             self.leftover.append(plan)
             return None
-        twins = target.tree.find(scope.path)
+        twins = by_signature(base.lines, scope, target.lines, target.tree.find(scope.path))
         if not scope.named:  # a control block has no name: found by what is around it
             alike = target.tree.ending_with(scope.path[-2:])
             twins = by_surroundings(base.lines, scope, target.lines, alike)
@@ -140,9 +142,9 @@ class ScopeMerge:
         merged = self.merge(b"".join(ours), b"".join(base_part), b"".join(theirs), self.labels)
         lines = None
         if merged.conflicts:
+            # a conflict may still be merged by the hunks' own lines, untouched in the scope
             lines = _by_lines(target.lines, mine, group)
-            if lines is None and self.own_lines:
-                lines = _by_own_lines(target.lines, mine, group)
+            lines = lines or _by_own_lines(target.lines, mine, group, self.moved)
         if lines is not None:
             for plan in group:
                 plan.rule, plan.state, plan.spots = Rule.SCOPE_LINES, PlanState.MERGED, []
@@ -172,10 +174,12 @@ def _landed(lines: Sequence[bytes], plan: Plan, offset: int) -> int:
     return offset + (spots[0] if spots else 0)
 
 
-def _in_order(ours: Sequence[bytes], wanted: Sequence[bytes], start: int, step: int) -> bool:
+def _in_order(
+    ours: Sequence[bytes], wanted: Sequence[bytes], start: int, step: int, spare: int = _INSERTED
+) -> bool:
     """Each of ``wanted`` found walking from ``start`` by ``step``, in that order, with at
-    most ``_INSERTED`` other lines between them in all."""
-    i, spare = start, _INSERTED
+    most ``spare`` other lines between them in all."""
+    i = start
     for line in wanted:
         while 0 <= i < len(ours) and ours[i] != line and spare > 0:
             i, spare = i + step, spare - 1
@@ -237,17 +241,33 @@ def _own_span(ours: Sequence[bytes], hunk: Hunk) -> tuple[int, int] | None:
     return spots[0] + 1, spots[0] + 1
 
 
-def _by_own_lines(whole: list[bytes], mine: Scope, group: Sequence[Plan]) -> list[bytes] | None:
+_NEXT_TO = 16  # lines upstream may have inserted between a hunk's own lines and its context
+
+
+def _beside(ours: Sequence[bytes], hunk: Hunk, span: tuple[int, int]) -> bool:
+    """The context lines next to the hunk's own lines at base are still beside them here,
+    unchanged, upstream having at most inserted lines (``_NEXT_TO``) between."""
+    cut = len(hunk.old) - hunk.trail
+    above, below = hunk.old[: hunk.lead][-1:], hunk.old[cut : cut + 1]
+    up = _in_order(ours, above, span[0] - 1, -1, _NEXT_TO)
+    return up and _in_order(ours, below, span[1], 1, _NEXT_TO)
+
+
+def _by_own_lines(
+    whole: list[bytes], mine: Scope, group: Sequence[Plan], moved: bool
+) -> list[bytes] | None:
     """The scope with each hunk's own lines (those it removes, or the two it inserts between)
-    replaced where they stand untouched, once, in it: upstream changed context lines next to
-    them (a renamed callee, a new condition above), not the lines the patch changes. None
-    when a hunk's own lines are not so (the conflict stands)."""
+    replaced where they stand untouched, once, in it: upstream inserted lines next to them
+    (or, in a scope that moved, changed context lines there: a renamed callee, a new
+    condition above), not the lines the patch changes. None when a hunk's own lines are not
+    so (the conflict stands): in place, a context line changed right next to them is a
+    conflict (it may be part of the change, as git says)."""
     ours = whole[mine.start : mine.end + 1]
     spans = []
     for plan in group:
         hunk = plan.hunk
         span = _own_span(ours, hunk)
-        if span is None:
+        if span is None or not (moved or _beside(ours, hunk, span)):
             return None
         spans.append((*span, list(hunk.new[hunk.lead : len(hunk.new) - hunk.trail])))
     spans.sort(key=lambda span: span[0])

@@ -25,6 +25,7 @@ def _python(node: tree_sitter.Node) -> str:
 
 
 _MACRO = re.compile(r"[A-Z][A-Z0-9_]*")
+_WORD = re.compile(r"\w+")
 
 
 def _declarator_name(node: tree_sitter.Node) -> str:
@@ -43,8 +44,18 @@ def _declarator_name(node: tree_sitter.Node) -> str:
         # TEST_F(Suite, Name) { ... }: a macro that defines a function; its arguments are the
         # name (without them every test of a file would be a look-alike twin of the others)
         arguments = _text(seen.child_by_field_name("parameters"))
-        return name + " ".join(arguments.split())
+        return _test_name(name, " ".join(arguments.split()))
     return name
+
+
+def _test_name(macro: str, arguments: str) -> str:
+    """A test macro's suite and test name, whatever its variant: ``UCS_TEST_F(s, t)`` and
+    ``UCS_TEST_SKIP_COND_F(s, t, COND)`` are the same test ``TEST(s, t)`` (a release adds or
+    drops a skip condition; the test is the same one)."""
+    parts = [p.strip() for p in arguments.strip("()").split(",")]
+    if "TEST" not in macro or len(parts) < 2 or not all(_WORD.fullmatch(p) for p in parts[:2]):
+        return macro + arguments
+    return f"TEST({parts[0]}, {parts[1]})"
 
 
 def _include_guard(node: tree_sitter.Node) -> bool:
