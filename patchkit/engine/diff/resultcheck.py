@@ -35,8 +35,10 @@ class Side:
     tree: ScopeTree
 
     @classmethod
-    def of(cls, path: str, content: bytes) -> Side | None:
-        tree = scopes_for(path, content)
+    def of(cls, path: str, content: bytes, near: bytes | None = None) -> Side | None:
+        """``near``: the content it was made from (parsed from its tree: the cost of the
+        edit, not of the file's length)."""
+        tree = scopes_for(path, content, near)
         return cls(split_lines(content), tree) if tree is not None else None
 
 
@@ -149,13 +151,13 @@ def check(
 ) -> str | None:
     """Why ``after`` (the result for ``path``, the target being ``before``) must not be
     written, or None when it passes every check."""
-    b, a = Side.of(path, before), Side.of(path, after)
+    b, a = Side.of(path, before), Side.of(path, after, before)
     if b is None or a is None:
         return None  # no grammar reads this file
     if a.tree.has_errors and not b.tree.has_errors:
         return "the result does not parse, where the target did"
     base_side = Side.of(path, base) if base is not None else None
-    patched_side = Side.of(path, patched) if patched is not None else None
+    patched_side = Side.of(path, patched, base) if patched is not None else None
     why = doubled(b, a, patched_side)
     if why or base_side is None or patched_side is None or base_side.tree.has_errors:
         return why
@@ -201,8 +203,11 @@ def _defines(line: bytes) -> bool:
 
 def _worth_parsing(fp: FilePatch, result: FileResult) -> bool:
     """Whether the result needs the parsed check: a hunk placed by more than its verbatim
-    context (merged, one-sided, moved, by whitespace or order), or one that adds a definition."""
-    if any(p.rule not in _VERBATIM or p.moved_from for p in result.placements):
+    context (merged, one-sided, followed into another definition, by whitespace or order),
+    or one that adds a definition. A file git renamed, its hunks placed by their verbatim
+    context there, is no different from the file it was (parsing it would cost a port ten
+    times its placement in a large file)."""
+    if any(p.rule not in _VERBATIM for p in result.placements):
         return True
     return any(_defines(line) for hunk in fp.hunks for line in hunk.added)
 
