@@ -1,7 +1,8 @@
 """Benchmark following moved code: real edits to Python functions that upstream later moved to
 another file, ported by patchkit and by `git apply`, `git apply -3`, `patch --fuzz=2`.
 
-    python scripts/bench_moved.py --repo /work/.mirror/pypa+pip/repo --max-cases 30
+    python scripts/bench_moved.py --repo /work/.mirror/pypa+pip/repo --commits 6000 --save moved.json
+    python scripts/bench_moved.py --cases moved.json      # the same cases again, without mining
 
 A move is a commit M that removes ``def NAME(`` from one Python file A and adds it to another B
 (the bodies alike). A case is an earlier commit X that edited NAME in A alone (every hunk of X
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import json
 import re
 import statistics
 import subprocess
@@ -154,6 +156,31 @@ def cases_of(repo: Path, move: Move, per_move: int) -> list[Case]:
     return found
 
 
+def rebuilt(repo: Path, move: Move, edit: str) -> Case | None:
+    """The case of ``edit`` on ``move`` again (a ``--cases`` file names them)."""
+    after = _show(repo, move.commit, move.new)
+    diff = git(repo, "show", "--format=", "-U3", edit, "--", move.old)
+    target = _taken_out(after, diff) if after is not None else None
+    if after is None or target is None:
+        return None
+    return Case(str(repo), move, edit, target.encode(), after.encode())
+
+
+def saved(cases: list[Case]) -> str:
+    rows = [{"repo": c.repo, "edit": c.edit, **vars(c.move)} for c in cases]
+    return json.dumps(rows, indent=1)
+
+
+def loaded(path: Path) -> list[Case]:
+    out = []
+    for row in json.loads(path.read_text()):
+        move = Move(row["commit"], row["name"], row["old"], row["new"])
+        case = rebuilt(Path(row["repo"]), move, row["edit"])
+        if case is not None:
+            out.append(case)
+    return out
+
+
 def prepare(case: Case, dest: Path) -> None:
     """A full checkout of M's tree with the target B, committed (so B is clean)."""
     git(dest.parent, "init", "-q", dest.name)
@@ -208,7 +235,9 @@ def run(case: Case, scratch: Path, mode: str) -> dict[str, tuple[str, float, str
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--repo", type=Path, required=True)
+    p.add_argument("--repo", type=Path, help="mine the moves of this git directory")
+    p.add_argument("--cases", type=Path, help="run the cases a --save file names (no mining)")
+    p.add_argument("--save", type=Path, help="write the mined cases here")
     p.add_argument("--commits", type=int, default=3000, help="history searched for moves")
     p.add_argument("--max-cases", type=int, default=30)
     p.add_argument("--per-move", type=int, default=2)
@@ -216,9 +245,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("-v", "--verbose", action="store_true")
     args = p.parse_args(argv)
     PATCHKIT_ROOT[0] = PATCHKIT_ROOT[0].resolve()
+    if args.cases is None and args.repo is None:
+        p.error("pass --repo GIT_DIR (to mine) or --cases FILE")
+    cases = loaded(args.cases) if args.cases else list(_mined(args))
+    if args.save:
+        args.save.write_text(saved(cases))
     results = []
     with tempfile.TemporaryDirectory(prefix="bench_moved-") as scratch:
-        for case in _mined(args):
+        for case in cases:
             results.append(run(case, Path(scratch), args.patchkit))
             if args.verbose:
                 line = " ".join(f"{t}={r[0]}" for t, r in results[-1].items())
@@ -238,6 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     if any(placed):
         print(
             f"patchkit placement in-process (run_patch): median {statistics.median(placed):.3f} s"
+            f", p90 {sorted(placed)[round(0.9 * (len(placed) - 1))]:.3f} s"
         )
     return 0
 
