@@ -43,8 +43,8 @@ _API = {
     "import_patches": "patchkit.ops.import_:import_patches",
     "export_series": "patchkit.ops.export_series:export_series_target",
     # the project and where to work
-    "load_project": "patchkit.ops.context:load_project",
-    "Project": "patchkit.ops.context:Project",
+    "load_project": "patchkit.project.load:load_project",
+    "Project": "patchkit.project.load:Project",
     "Where": "patchkit.ops.context:Where",
     # results
     "Outcome": "patchkit.model:Outcome",
@@ -130,7 +130,7 @@ if TYPE_CHECKING:  # what type checkers and editors see
     from patchkit.model import Outcome, PatchResult
     from patchkit.ops.apply import ApplyReport, TargetApply
     from patchkit.ops.apply import apply_target as apply
-    from patchkit.ops.context import Project, Where, load_project
+    from patchkit.ops.context import Where
     from patchkit.ops.export_pr import export_pr
     from patchkit.ops.export_series import SeriesExport
     from patchkit.ops.export_series import export_series_target as export_series
@@ -147,6 +147,7 @@ if TYPE_CHECKING:  # what type checkers and editors see
     from patchkit.ops.status import status_target as status
     from patchkit.ops.upstream_check import UpstreamCheckReport, upstream_check
     from patchkit.ops.verify import verify_target as verify
+    from patchkit.project.load import Project, load_project
     from patchkit.rebasing.report import RebaseReport
     from patchkit.verification.run import VerifyReport
     from patchkit.workspace.reset import ResetReport

@@ -118,7 +118,7 @@ class Bench:
         ).stdout
 
     def tree(self, name: str) -> Path:
-        from patchkit.ops.context import load_project
+        from patchkit.project.load import load_project
         from patchkit.upstream.sources import fetch
 
         return fetch(load_project(ROOT).entry("vllm"), into=self.work / name).path
@@ -169,7 +169,7 @@ def _user_cache() -> str:
 
 
 def series_rows(b: Bench, tree: Path, bare: Run) -> list[Row]:
-    from patchkit.ops.context import load_project
+    from patchkit.project.load import load_project
 
     at = ["--target", "vllm", "--checkout", str(tree)]
     ids = [p.id for p in load_project(ROOT).patches("vllm")]

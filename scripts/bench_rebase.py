@@ -19,8 +19,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from patchkit.ops.context import load_project
 from patchkit.ops.rebase import RebaseReport, abort_rebase, rebase
+from patchkit.project.load import load_project
 from patchkit.upstream.history import IndexHistory, open_history
 
 ROOT = Path(__file__).resolve().parents[1]

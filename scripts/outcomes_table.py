@@ -27,7 +27,7 @@ from patchkit.engine.rewrite.run import RewriteRun, run_rewrites
 from patchkit.engine.series import Blobs, touched_paths
 from patchkit.errors import PatchkitError
 from patchkit.model import Outcome, PatchKind, PatchMeta, UpstreamStatus
-from patchkit.ops.context import load_project
+from patchkit.project.load import load_project
 from patchkit.upstream.history import History, Point, open_history
 
 

@@ -130,7 +130,7 @@ def snapshot(tree: Path) -> dict[str, bytes | None]:
 
 # -- setting up -------------------------------------------------------------------------------
 def make_bench(work: Path) -> Bench:
-    from patchkit.ops.context import load_project
+    from patchkit.project.load import load_project
     from patchkit.upstream.sources import fetch
 
     entry = load_project(ROOT).entry("vllm")
@@ -160,7 +160,7 @@ def _patched_paths() -> set[str]:
     """The files the shipped vLLM set changes: the many-file diff keeps clear of them, so a port
     and an apply that both succeed in a race are both undone exactly by reset and git."""
     from patchkit.engine.series import touched_paths
-    from patchkit.ops.context import load_project
+    from patchkit.project.load import load_project
 
     project = load_project(ROOT)
     return {path for meta in project.listed("vllm") for path in touched_paths(meta)}

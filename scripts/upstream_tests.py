@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT))
 
 from patchkit.errors import PatchkitError  # noqa: E402
 from patchkit.export.upstream_test import record, run_from_json  # noqa: E402
-from patchkit.ops.context import load_project  # noqa: E402
 from patchkit.ops.export_proof import prove_upstream_tests  # noqa: E402
+from patchkit.project.load import load_project  # noqa: E402
 
 
 def prove(args: argparse.Namespace) -> int:

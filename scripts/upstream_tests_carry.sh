@@ -14,7 +14,7 @@ root=$(git rev-parse --show-toplevel); cd "$root"
 exclude=$(git rev-parse --git-path info/exclude); mkdir -p "$(dirname "$exclude")"
 for p in /.whl/ /.carry/; do grep -qxF "$p" "$exclude" 2>/dev/null || echo "$p" >> "$exclude"; done
 cache=${PATCHKIT_CACHE:-$(python3 -c 'from patchkit.cache import Cache; print(Cache.current().root)')}
-lock() { python3 -c "from patchkit.ops.context import load_project; from pathlib import Path; e = load_project(Path('.')).entry('$target'); print(e.$1)"; }
+lock() { python3 -c "from patchkit.project.load import load_project; from pathlib import Path; e = load_project(Path('.')).entry('$target'); print(e.$1)"; }
 version=$(lock version); commit=$(lock commit)
 rm -rf .carry/upstream-tests .whl && mkdir -p .carry/upstream-tests .whl
 case "$target" in

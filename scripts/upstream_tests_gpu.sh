@@ -24,7 +24,7 @@ carried=$repo/.carry/upstream-tests
 {
 nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader
 python3 -c "import torch, triton; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__)"
-version=$(python3 -c "from patchkit.ops.context import load_project; from pathlib import Path; print(load_project(Path('.')).entry('$what').version)")
+version=$(python3 -c "from patchkit.project.load import load_project; from pathlib import Path; print(load_project(Path('.')).entry('$what').version)")
 tree=/tmp/upstream-$what; rm -rf "$tree"
 case "$what" in
   vllm)  # the cache's release commit (its tests/ included), a stand-in naming upstream's commit

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from patchkit.matrix.store import CellStore
 from patchkit.matrix.table import Matrix
-from patchkit.ops.context import load_project
 from patchkit.ops.matrix import matrix
+from patchkit.project.load import load_project
 from testing.builders import Project, Upstream, run_git
 
 MOD = "def compute(a, b):\n    total = a + b\n    return total\n"

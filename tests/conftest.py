@@ -65,7 +65,7 @@ def real_cache(monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def real_tree(real_cache: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
     """A throwaway worktree of a real target at its locked release: ``real_tree("vllm")``."""
-    from patchkit.ops.context import load_project
+    from patchkit.project.load import load_project
     from patchkit.upstream.sources import fetch
 
     def make(target: str) -> Path:

@@ -21,8 +21,8 @@ from patchkit.cli.render import (
     status_table,
 )
 from patchkit.model import Outcome, PatchMeta, PatchResult
-from patchkit.ops.context import Project
 from patchkit.ops.status import status
+from patchkit.project.load import Project
 from patchkit.workspace.tree import Tree
 
 if TYPE_CHECKING:

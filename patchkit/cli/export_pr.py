@@ -12,8 +12,9 @@ from patchkit.cli.render import console, print_json
 from patchkit.errors import ConfigError, PatchFailed
 from patchkit.export.prtext import Identity
 from patchkit.export.results import ExportReport
-from patchkit.ops.context import Project, open_checkout
+from patchkit.ops.context import open_checkout
 from patchkit.ops.export_pr import export_pr
+from patchkit.project.load import Project
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from patchkit.ops.context import Project, Where
+    from patchkit.ops.context import Where
+    from patchkit.project.load import Project
 
 TARGET_HELP = "vllm, flashinfer, ..."
 SETS_HELP = "patch set to use (repeatable; default: all under patchsets/)"
@@ -83,7 +84,7 @@ def add_tree(parser: argparse.ArgumentParser, *, tests: bool = False) -> None:
 
 def project_of(args: argparse.Namespace) -> Project:
     """The project ``--project`` names, with the sets ``--set`` chose (all when none)."""
-    from patchkit.ops.context import load_project  # the sets' reader: not for a lone `port`
+    from patchkit.project.load import load_project  # the sets' reader: not for a lone `port`
 
     return load_project(args.project, getattr(args, "sets", None))
 

@@ -21,8 +21,8 @@ from patchkit.cli.options import (
 )
 from patchkit.cli.render import console, err_console, print_json
 from patchkit.errors import ConfigError, RebaseStopped, VerificationFailed
-from patchkit.ops.context import Project
 from patchkit.ops.rebase import abort_rebase, continue_rebase, rebase, rebase_with_pins
+from patchkit.project.load import Project
 from patchkit.project.lock import find_lock, load_lock
 from patchkit.rebasing.report import RebaseReport, stop_hint, tests_hint
 

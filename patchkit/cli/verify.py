@@ -31,7 +31,7 @@ from patchkit.verification.run import Result, VerifyReport
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from patchkit.ops.context import Project
+    from patchkit.project.load import Project
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -19,7 +19,8 @@ from patchkit.engine.series import (
 )
 from patchkit.errors import PatchFailed, TreeError
 from patchkit.model import LockEntry, PatchMeta, PatchResult
-from patchkit.ops.context import CACHED, Project, Where, blobs_for, open_tree
+from patchkit.ops.context import CACHED, Where, blobs_for, open_tree
+from patchkit.project.load import Project
 from patchkit.project.lock import tree_pin_problems
 from patchkit.project.sets import patch_digest
 from patchkit.targets import commits_match, pinned_versions

@@ -17,8 +17,8 @@ from patchkit.errors import ConfigError, PatchkitError, SourceError
 from patchkit.export.prtext import project_name
 from patchkit.gitrepo import GitRepo
 from patchkit.model import LockEntry, Outcome, PatchMeta, SourceKind
-from patchkit.ops.context import Project
 from patchkit.ops.matrix import cells_at
+from patchkit.project.load import Project
 from patchkit.upstream.sources import GitMirror, ReleaseStore, available_releases, package_of
 
 

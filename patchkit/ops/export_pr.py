@@ -35,9 +35,10 @@ from patchkit.export.publish import check_remote, open_prs, push
 from patchkit.export.results import ExportReport, PatchExport
 from patchkit.gitrepo import GitRepo
 from patchkit.model import LockEntry, PatchMeta, PrState
-from patchkit.ops.context import Project, blobs_for
+from patchkit.ops.context import blobs_for
 from patchkit.ops.export_newest import NEWEST, newest_base, not_absorbed
 from patchkit.ops.upstream_check import refreshed, upstream_check
+from patchkit.project.load import Project
 from patchkit.targets import profile
 from patchkit.upstream.github import Gh
 from patchkit.upstream.repo import UpstreamRepo

@@ -20,8 +20,8 @@ from patchkit.export.prtext import Identity
 from patchkit.export.upstream_test import UpstreamRun, command
 from patchkit.gitrepo import GitRepo
 from patchkit.model import PatchMeta
-from patchkit.ops.context import Project
 from patchkit.ops.export_pr import build_context
+from patchkit.project.load import Project
 
 _NOBODY = Identity("upstream test run", "run@invalid")  # signs nothing: no commit is kept
 

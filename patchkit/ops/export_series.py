@@ -22,7 +22,8 @@ from patchkit.errors import PatchFailed, TreeError, shown
 from patchkit.importers.formats import MARKER, is_export_dir, mail, mail_name, quilt_patch
 from patchkit.model import PatchMeta
 from patchkit.ops.apply import upstream_view
-from patchkit.ops.context import CACHED, Project, Where, blobs_for, open_tree
+from patchkit.ops.context import CACHED, Where, blobs_for, open_tree
+from patchkit.project.load import Project
 
 FORMATS = ("quilt", "mbox")
 

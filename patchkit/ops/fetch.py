@@ -10,6 +10,7 @@ from patchkit import progress
 from patchkit.errors import TreeError
 from patchkit.gitrepo import is_repo
 from patchkit.model import LockEntry
+from patchkit.project.load import Project
 from patchkit.targets import commits_match
 from patchkit.workspace.locks import writing
 from patchkit.workspace.reset import reset
@@ -18,7 +19,6 @@ from patchkit.workspace.tree import Tree, checkout_tree
 from patchkit.workspace.treecheck import tree_commit
 
 if TYPE_CHECKING:
-    from patchkit.ops.context import Project
     from patchkit.upstream.repo import FetchedTree
 
 log = logging.getLogger("patchkit.ops.fetch")

@@ -21,7 +21,7 @@ from patchkit.importers.model import Candidate
 from patchkit.importers.releases import Releases, from_index, from_repository
 from patchkit.importers.rewrite_out import offer
 from patchkit.model import LockEntry, Outcome, SourceKind
-from patchkit.ops.context import Project
+from patchkit.project.load import Project
 from patchkit.project.writer import ProjectWrites, project_writes
 from patchkit.trust.gitargs import check_rev
 from patchkit.trust.names import check_name

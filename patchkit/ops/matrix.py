@@ -27,7 +27,7 @@ from patchkit.matrix.table import (
     select_points,
 )
 from patchkit.model import LockEntry, PatchMeta, SourceKind
-from patchkit.ops.context import Project
+from patchkit.project.load import Project
 from patchkit.targets import commits_match
 from patchkit.upstream.history import History, Point, open_history
 from patchkit.verification.proof import proof_text

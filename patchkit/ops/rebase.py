@@ -25,8 +25,9 @@ from typing import Any
 from patchkit import progress
 from patchkit.model import Lock, LockEntry, PatchMeta, UpstreamStatus
 from patchkit.ops.apply import apply
-from patchkit.ops.context import Project, blobs_for, load_project
+from patchkit.ops.context import blobs_for
 from patchkit.ops.verify import verify_applied
+from patchkit.project.load import Project, load_project
 from patchkit.project.lock import pins_to_move
 from patchkit.project.writer import project_files, project_lock, restore
 from patchkit.rebasing.conflicts import RebaseState

@@ -13,8 +13,9 @@ from patchkit.engine.series import Blobs, Overlay, run_series, touched_paths
 from patchkit.errors import ConfigError, PatchFailed, TreeError, shown
 from patchkit.model import PatchKind, PatchMeta, PatchSet, UpstreamStatus
 from patchkit.ops.apply import series_applied, upstream_view
-from patchkit.ops.context import Project, blobs_for, open_checkout
+from patchkit.ops.context import blobs_for, open_checkout
 from patchkit.project.edits import appended_series, new_toml
+from patchkit.project.load import Project
 from patchkit.project.sets import ID_PATTERN, KIND_BY_SUFFIX, MANIFEST
 from patchkit.project.writer import project_lock, project_writes
 from patchkit.workspace.locks import writing

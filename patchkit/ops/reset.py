@@ -3,7 +3,8 @@ a target that a ``Where`` names (the work itself: ``workspace.reset``)."""
 
 from __future__ import annotations
 
-from patchkit.ops.context import CACHED, Project, Where, open_tree
+from patchkit.ops.context import CACHED, Where, open_tree
+from patchkit.project.load import Project
 from patchkit.workspace.reset import ResetReport, reset
 from patchkit.workspace.tree import Tree
 

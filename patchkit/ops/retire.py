@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patchkit.errors import ConfigError
-from patchkit.ops.context import Project
 from patchkit.project.edits import retired
+from patchkit.project.load import Project
 from patchkit.project.writer import project_writes
 
 _VERSION = re.compile(r"v?[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}")

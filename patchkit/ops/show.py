@@ -15,8 +15,9 @@ from patchkit.errors import ConfigError, PatchFailed
 from patchkit.matrix.table import Cell, Row
 from patchkit.model import Outcome, PatchMeta
 from patchkit.ops.apply import upstream_view
-from patchkit.ops.context import Project, blobs_for, open_checkout
+from patchkit.ops.context import blobs_for, open_checkout
 from patchkit.ops.matrix import matrix
+from patchkit.project.load import Project
 
 
 def show(meta: PatchMeta, earlier: Sequence[PatchMeta], overlay: Overlay, blobs: Blobs) -> bytes:

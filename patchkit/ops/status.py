@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from patchkit.model import LockEntry, PatchMeta, UpstreamStatus
-from patchkit.ops.context import CACHED, Project, Where, open_tree
+from patchkit.ops.context import CACHED, Where, open_tree
+from patchkit.project.load import Project
 from patchkit.project.sets import patch_digest
 from patchkit.targets import commits_match
 from patchkit.upstream.absorbed import absorbed, history_repo

@@ -13,8 +13,8 @@ from typing import Any
 
 from patchkit.errors import ConfigError, PatchkitError
 from patchkit.model import PatchMeta, UpstreamPr
-from patchkit.ops.context import Project
 from patchkit.project.edits import with_upstream
+from patchkit.project.load import Project
 from patchkit.project.writer import project_writes
 from patchkit.upstream.duplicates import LOGIN, Found, decide, search
 from patchkit.upstream.github import Gh, slug

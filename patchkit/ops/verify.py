@@ -13,9 +13,10 @@ from pathlib import Path
 from patchkit import progress
 from patchkit.errors import TreeError, VerificationFailed
 from patchkit.model import Lock, PatchMeta
-from patchkit.ops.context import CACHED, Project, Where, open_tree
+from patchkit.ops.context import CACHED, Where, open_tree
 from patchkit.ops.status import PatchState, status
 from patchkit.ops.verify_bench import Bench, Unpatched, bench_with
+from patchkit.project.load import Project
 from patchkit.verification.env import (
     DEFAULT_TIMEOUT_S,
     Environment,

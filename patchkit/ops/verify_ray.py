@@ -31,9 +31,10 @@ from patchkit.errors import SourceError, VerificationFailed
 from patchkit.gitrepo import GitRepo, is_repo
 from patchkit.model import LockEntry, PatchMeta, SourceKind
 from patchkit.ops.apply import apply
-from patchkit.ops.context import Project, blobs_for, load_project
+from patchkit.ops.context import blobs_for
 from patchkit.ops.verify import verify
 from patchkit.ops.verify_bench import Unpatched, bench_with
+from patchkit.project.load import Project, load_project
 from patchkit.project.sets import patch_digest
 from patchkit.upstream.sources import UpstreamRepo, fetch
 from patchkit.verification.env import (

@@ -33,8 +33,8 @@ from patchkit import cacheroot
 from patchkit.cache import Cache
 from patchkit.engine.fingerprint import LIBRARIES
 from patchkit.ops.apply import ApplyTrace, TargetApply
-from patchkit.ops.context import Project
 from patchkit.ops.status import StatusReport
+from patchkit.project.load import Project
 from patchkit.targets import profile
 from patchkit.verification.records import records_path
 from patchkit.workspace import replay

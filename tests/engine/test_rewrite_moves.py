@@ -14,7 +14,7 @@ from patchkit.engine.rewrite.select import Selector, candidates, from_counts
 from patchkit.engine.series import Blobs
 from patchkit.model import Outcome, Rule
 from patchkit.ops.apply import apply
-from patchkit.ops.context import load_project
+from patchkit.project.load import load_project
 from patchkit.workspace.tree import checkout_tree
 from testing.builders import run_git
 from tests.ops.test_rebase import MOD, REWRITE, Releases

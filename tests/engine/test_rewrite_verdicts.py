@@ -15,7 +15,7 @@ from patchkit.engine.rewrite.select import Selector, from_counts
 from patchkit.engine.series import Blobs
 from patchkit.errors import PatchkitError
 from patchkit.ops.apply import apply
-from patchkit.ops.context import load_project
+from patchkit.project.load import load_project
 from patchkit.workspace.reset import reset
 from patchkit.workspace.tree import Tree, checkout_tree
 from tests.engine.test_rewrite_moves import OPS, SEARCHING

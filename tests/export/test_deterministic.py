@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from patchkit.errors import ConfigError
-from patchkit.ops.context import load_project
 from patchkit.ops.export_pr import export_pr
+from patchkit.project.load import load_project
 from testing.builders import run_git
 from tests.export.test_export import MOD, Case, only
 from tests.export.test_format import pre_commit, version_on_path

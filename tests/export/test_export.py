@@ -25,8 +25,8 @@ from patchkit.errors import (
 from patchkit.export.prtext import CUT_MARK, Identity, conventional_title
 from patchkit.export.publish import normalise_url, record_pr
 from patchkit.export.results import ExportReport, PatchExport
-from patchkit.ops.context import load_project
 from patchkit.ops.export_pr import export_pr
+from patchkit.project.load import load_project
 from patchkit.project.sets import patch_digest
 from testing.builders import Project, Upstream, run_git
 

@@ -16,8 +16,9 @@ import pytest
 from patchkit.export.prtext import Identity
 from patchkit.model import PrState
 from patchkit.ops.apply import apply
-from patchkit.ops.context import Project, blobs_for, load_project
+from patchkit.ops.context import blobs_for
 from patchkit.ops.export_pr import export_pr
+from patchkit.project.load import Project, load_project
 from patchkit.workspace.tree import checkout_tree
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from patchkit.errors import ConfigError
-from patchkit.ops.context import load_project, open_checkout
+from patchkit.ops.context import open_checkout
 from patchkit.ops.export_pr import export_pr
+from patchkit.project.load import load_project
 from testing.builders import run_git
 from tests.export.test_export import ADA, MOD, Case, only, vllm_case
 

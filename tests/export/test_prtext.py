@@ -14,8 +14,8 @@ from patchkit.errors import ConfigError
 from patchkit.export.prtext import Identity, PrText, pinned_label, render, text_input
 from patchkit.export.template import load_template
 from patchkit.model import LockEntry, PatchMeta, SourceKind, SourceSpec
-from patchkit.ops.context import load_project
 from patchkit.project.export_settings import load_settings
+from patchkit.project.load import load_project
 from patchkit.project.sets import load_patchset, patch_digest
 from testing.golden import check_inline, literal
 

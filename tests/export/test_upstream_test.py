@@ -12,7 +12,7 @@ import pytest
 
 from patchkit.errors import PatchFailed
 from patchkit.export.upstream_test import UpstreamRun, digest_of_test, record, section
-from patchkit.ops.context import load_project
+from patchkit.project.load import load_project
 from patchkit.project.sets import patch_digest
 from testing.builders import run_git
 from tests.export.test_export import MOD, Case, only

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from patchkit.model import LockEntry
-from patchkit.ops.context import load_project
 from patchkit.ops.import_ import ImportReport, import_patches
+from patchkit.project.load import load_project
 from patchkit.project.lock import move_lock
 from testing.builders import Project, Upstream, run_git
 

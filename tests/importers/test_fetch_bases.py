@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from patchkit.importers.releases import from_index
-from patchkit.ops.context import load_project
 from patchkit.ops.import_ import ImportReport, import_patches
+from patchkit.project.load import load_project
 from patchkit.project.sets import read_toml
 from patchkit.upstream.index import IndexConfig, PackageIndex
 from testing.fake_index import PROJECT, FakeIndex

@@ -226,7 +226,8 @@ def test_two_edits_of_one_file_are_a_series_that_applies(
     releases3: Releases3, tmp_path: Path
 ) -> None:
     from patchkit.ops.apply import apply_target
-    from patchkit.ops.context import CACHED, load_project
+    from patchkit.ops.context import CACHED
+    from patchkit.project.load import load_project
 
     run_sh = (
         VLLM_DIR

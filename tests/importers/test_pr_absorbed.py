@@ -14,9 +14,10 @@ import pytest
 from patchkit.cli import main
 from patchkit.errors import ConfigError
 from patchkit.matrix.store import MemoryStore
-from patchkit.ops.context import Where, load_project
+from patchkit.ops.context import Where
 from patchkit.ops.matrix import matrix
 from patchkit.ops.status import PatchState, status_target
+from patchkit.project.load import load_project
 from patchkit.project.lock import move_lock
 from testing.builders import Project, Upstream, run_git
 from testing.fake_gh import fake_gh

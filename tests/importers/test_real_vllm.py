@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from patchkit.cli import main
-from patchkit.ops.context import load_project
 from patchkit.ops.import_ import import_patches
+from patchkit.project.load import load_project
 from patchkit.upstream.sources import ReleaseStore
 from tests.conftest import PROJECT_ROOT
 

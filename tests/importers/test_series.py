@@ -13,8 +13,8 @@ import pytest
 from patchkit.engine.series import Blobs
 from patchkit.errors import TreeError
 from patchkit.ops.apply import upstream_view
-from patchkit.ops.context import load_project
 from patchkit.ops.export_series import SeriesExport, export_series
+from patchkit.project.load import load_project
 from patchkit.project.sets import read_toml
 from patchkit.workspace.tree import checkout_tree
 from testing.builders import run_git

@@ -20,7 +20,7 @@ from patchkit.matrix.page import render_html
 from patchkit.matrix.store import CellStore
 from patchkit.matrix.table import assemble_rows
 from patchkit.model import Outcome, PatchKind, PatchMeta
-from patchkit.ops.context import load_project
+from patchkit.project.load import load_project
 from testing.builders import run_git
 from testing.matrix import Releases, rows
 

@@ -19,8 +19,8 @@ from patchkit.engine.series import Blobs
 from patchkit.errors import ConfigError, PatchkitError, RebaseStopped, TreeError
 from patchkit.model import Outcome
 from patchkit.ops.apply import apply
-from patchkit.ops.context import load_project
 from patchkit.ops.rebase import RebaseReport, abort_rebase, continue_rebase, rebase
+from patchkit.project.load import load_project
 from patchkit.rebasing.bisect import first_change
 from patchkit.upstream.history import Point
 from patchkit.verification.records import records_path

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from patchkit.ops.context import load_project
 from patchkit.ops.rebase import rebase_with_pins
+from patchkit.project.load import load_project
 from patchkit.project.lock import pin_problems
 from testing.builders import Project, Upstream, run_git
 

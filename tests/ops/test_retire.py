@@ -11,8 +11,8 @@ import tomlkit
 from patchkit.cli import main
 from patchkit.errors import ConfigError
 from patchkit.model import UpstreamStatus
-from patchkit.ops.context import load_project
 from patchkit.ops.retire import retire
+from patchkit.project.load import load_project
 from testing.builders import Project, Upstream
 
 

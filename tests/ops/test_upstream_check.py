@@ -11,8 +11,8 @@ import pytest
 
 from patchkit.cli import main
 from patchkit.errors import ConfigError, SourceError
-from patchkit.ops.context import load_project
 from patchkit.ops.upstream_check import upstream_check
+from patchkit.project.load import load_project
 from patchkit.project.sets import read_toml
 from patchkit.upstream.duplicates import _code_like, keywords
 from patchkit.upstream.github import Gh

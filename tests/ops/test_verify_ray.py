@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from patchkit.ops.context import load_project
 from patchkit.ops.verify import verify
 from patchkit.ops.verify_bench import Unpatched
 from patchkit.ops.verify_ray import TaskResult, VerifyTask, run_task, verify_on_ray
+from patchkit.project.load import load_project
 from patchkit.project.lock import load_lock
 from patchkit.verification.env import LocalRunner
 from patchkit.verification.records import Record, load_records

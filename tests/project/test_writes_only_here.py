@@ -14,9 +14,9 @@ import pytest
 
 from patchkit.export.publish import record_pr
 from patchkit.model import PrState, UpstreamPr
-from patchkit.ops.context import load_project
 from patchkit.ops.retire import retire
 from patchkit.ops.upstream_check import write_upstream
+from patchkit.project.load import load_project
 from testing.builders import Scenario
 from tests.project.verbs import PACKAGE, READY, scenario, watching
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from patchkit.ops.context import load_project
 from patchkit.ops.import_ import import_patches
 from patchkit.ops.rebase import rebase
 from patchkit.ops.record import record_target
+from patchkit.project.load import load_project
 from testing.builders import Scenario, run_git
 
 FILES = {"a.txt": "a one\na two\n", "b.txt": "b one\nb two\n"}

@@ -11,8 +11,8 @@ import pytest
 import tomlkit
 
 from patchkit.errors import ConfigError
-from patchkit.ops.context import load_project
 from patchkit.ops.watch import Options, WatchResult, watch
+from patchkit.project.load import load_project
 from patchkit.upstream.github import Gh
 from patchkit.upstream.history import open_history
 from patchkit.upstream.index import IndexConfig, PackageIndex

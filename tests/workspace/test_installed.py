@@ -21,9 +21,9 @@ from patchkit.errors import TreeError
 from patchkit.gitrepo import blob_id
 from patchkit.model import LockEntry, PatchMeta
 from patchkit.ops.apply import ApplyFailed, apply, split_applicable
-from patchkit.ops.context import load_project
 from patchkit.ops.status import PatchState, status
 from patchkit.ops.verify import verify, verify_applied
+from patchkit.project.load import load_project
 from patchkit.verification.env import LocalRunner
 from patchkit.workspace.installed import (
     InstalledError,
