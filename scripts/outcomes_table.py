@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patchkit.engine.probe import series_at
-from patchkit.engine.rewrite.run import RewriteRun, run_rewrites
+from patchkit.engine.rewrite.outcome import RewriteRun
+from patchkit.engine.rewrite.run import run_rewrites
 from patchkit.engine.series import Blobs, touched_paths
 from patchkit.errors import PatchkitError
 from patchkit.model import Outcome, PatchKind, PatchMeta, UpstreamStatus

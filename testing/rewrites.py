@@ -6,7 +6,9 @@ import difflib
 import textwrap
 from collections.abc import Sequence
 
-from patchkit.engine.rewrite.run import FileReport, Rewrite, rewrite_source
+from patchkit.engine.rewrite import Rewrite
+from patchkit.engine.rewrite.file import rewrite_source
+from patchkit.engine.rewrite.report import FileReport
 from patchkit.model import Outcome
 
 

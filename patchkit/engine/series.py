@@ -118,7 +118,7 @@ def touched_paths(meta: PatchMeta) -> list[str]:
         return [p for fp in file_patches(meta) for p in fp.paths]
     if meta.files:
         return list(meta.files)
-    from patchkit.engine.rewrite.run import rewrite_paths
+    from patchkit.engine.rewrite.load import rewrite_paths
 
     # A rewrite that searches may change files beside its home: those it changes at the lock
     # are declared in its metadata (``files``).

@@ -12,7 +12,9 @@ import libcst.matchers as m
 import pytest
 
 import patchkit.engine.rewrite.run
-from patchkit.engine.rewrite.run import Rewrite, load_rewrites, rewrite_paths, run_rewrite_patch
+from patchkit.engine.rewrite import Rewrite
+from patchkit.engine.rewrite.load import load_rewrites, rewrite_paths
+from patchkit.engine.rewrite.run import run_rewrite_patch
 from patchkit.engine.series import Blobs, Overlay, run_patch, run_series, touched_paths
 from patchkit.errors import ConfigError
 from patchkit.model import Outcome, PatchKind, PatchMeta, Step

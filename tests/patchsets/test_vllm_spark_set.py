@@ -13,7 +13,9 @@ import platformdirs
 import pytest
 import tomllib
 
-from patchkit.engine.rewrite.run import Rewrite, load_rewrites, run_rewrite_patch, run_rewrites
+from patchkit.engine.rewrite import Rewrite
+from patchkit.engine.rewrite.load import load_rewrites
+from patchkit.engine.rewrite.run import run_rewrite_patch, run_rewrites
 from patchkit.model import LockEntry, Outcome, SourceKind, SourceSpec
 from testing.rewrites import assert_rewrite
 

@@ -2,7 +2,7 @@
 
 A rewrite patch is a Python module in a patch set holding one or more ``Rewrite`` subclasses
 (see ``patchkit.engine.rewrite.base``), loaded and checked by ``load``. Here: a whole
-patch's run, and the public names rewrites and tools import. ``run_rewrite_patch`` never raises
+patch's run. ``run_rewrite_patch`` never raises
 for a broken patch or a drifted tree: every result is a ``PatchResult`` value. It
 
 1. lists the candidate files of each rewrite from text alone (``patchkit.engine.rewrite.select``): its
@@ -29,27 +29,13 @@ from pathlib import Path
 
 from patchkit.engine.rewrite import cache
 from patchkit.engine.rewrite.base import Rewrite
-from patchkit.engine.rewrite.file import rewrite_file, rewrite_source
-from patchkit.engine.rewrite.load import load_rewrites, rewrite_paths, rewrite_selectors
+from patchkit.engine.rewrite.file import rewrite_file
+from patchkit.engine.rewrite.load import load_rewrites
 from patchkit.engine.rewrite.outcome import RewriteRun, conclude, module_sha, patch_result
-from patchkit.engine.rewrite.report import AnchorReport, FileReport, FileRun, Site
+from patchkit.engine.rewrite.report import FileRun
 from patchkit.engine.rewrite.select import Lister, Selector, candidates
 from patchkit.errors import ConfigError
 from patchkit.model import Outcome, PatchResult, Step
-
-__all__ = [
-    "AnchorReport",
-    "FileReport",
-    "Rewrite",
-    "RewriteRun",
-    "Site",
-    "load_rewrites",
-    "rewrite_paths",
-    "rewrite_selectors",
-    "rewrite_source",
-    "run_rewrite_patch",
-    "run_rewrites",
-]
 
 Reader = Callable[[str], bytes | None]
 
