@@ -249,3 +249,41 @@ def test_a_new_function_never_lands_on_the_other_side_of_a_neighbour_upstream_mo
     assert report.outcome is Outcome.CONFLICT
     assert text == second + rest
     assert all(m.rule is not Rule.ONE_SIDE for m in report.result.placements)
+
+
+FIXTURES = dedent(
+    """
+    def test_scope_allowed(pytester):
+        pytester.makepyfile("x = 1")
+        result = pytester.runpytest()
+        result.assert_outcomes(passed=1)
+    """
+)
+NEW_TEST = '\n\ndef test_collect_positional_only(pytester):\n    pytester.makepyfile("def f(a, /): pass")\n    assert pytester.runpytest().ret == 0\n'  # fmt: skip
+
+
+def test_a_test_appended_at_the_end_goes_after_what_the_release_appended(
+    tmp_path: Path,
+) -> None:
+    """The patch appends a test at the end of the file; the release's file ends with another
+    test, and the last lines of the one before differ: the new test is appended at the end
+    (before: a conflict, both sides having added at the end)."""
+    upstream = FIXTURES.replace("passed=1)\n", "passed=2)\n") + (
+        "\n\ndef test_result(pytester):\n    assert pytester.runpytest().ret == 0\n"
+    )
+    report, text = ported(tmp_path, "test_fixtures.py", FIXTURES, FIXTURES + NEW_TEST, upstream)
+    assert report.outcome is Outcome.CARRIED, report.result.details
+    assert text == upstream + NEW_TEST
+    (mark,) = report.result.placements
+    assert mark.rule is Rule.END_OF_FILE
+
+
+def test_a_method_appended_at_the_end_never_goes_into_another_class(tmp_path: Path) -> None:
+    """At base the file ends with class A, and the patch appends a method to it; the release
+    ends with class B: appending there would make it B's method, so it stays a conflict."""
+    base = "class A:\n    def one(self):\n        return 1\n"
+    method = "\n    def two(self):\n        return 2\n"
+    upstream = base.replace("return 1", "return 10") + "\n\nclass B:\n    def one(self):\n        return 3\n"  # fmt: skip
+    report, text = ported(tmp_path, "mod.py", base, base + method, upstream)
+    assert report.outcome is Outcome.CONFLICT
+    assert text == upstream

@@ -15,6 +15,10 @@ once in the file. The place is taken only when the evidence holds without the dr
 - the nearest definition on the dropped side at base is still on that side here (hunk order:
   a new function never lands on the other side of a neighbour upstream moved).
 
+A hunk that appended a paragraph of its own at the end of the file (a new test, a new task)
+goes at the end here too, after what upstream appended there, when it belongs to what it
+belonged to at base (the top level, or the same enclosing line).
+
 Anything less stays a conflict: this is never a guess.
 """
 
@@ -138,11 +142,52 @@ def _holds(placer: Placer, trial: _Try) -> bool:
     return _scoped(base, target, trial) and _in_order(base, target, trial)
 
 
+def _indent(line: bytes) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _holder(lines: list[bytes], indent: int) -> bytes | None:
+    """The last line of ``lines`` indented less than ``indent`` (what a block so indented
+    appended after them belongs to); None at the top level."""
+    if indent == 0:
+        return None
+    return next((ln for ln in reversed(lines) if ln.strip() and _indent(ln) < indent), b"")
+
+
+def _appended(placer: Placer, plan: Plan) -> bool:
+    """A hunk that adds a paragraph of its own at the end of the file (no trailing context,
+    only insertions, its added lines opening with a blank line), whose leading context
+    upstream changed (the release's file ends otherwise): appended at the end here too, when
+    what it belongs to is what it belonged to at base (a top-level block; else the same
+    enclosing line, so a method never goes into another class)."""
+    base, lines, hunk = placer.base, placer.target.lines, plan.hunk
+    added = hunk.new[hunk.lead :]
+    if base is None or plan.base_at is None or hunk.trail or len(hunk.old) != hunk.lead:
+        return False
+    if plan.base_at + len(hunk.old) != len(base.lines) or not lines or not added:
+        return False
+    first = next((ln for ln in added if ln.strip()), None)
+    if added[0].strip() or first is None:
+        return False
+    if not lines[-1].endswith(b"\n") or not lines[-1].strip():
+        return False
+    if _holder(base.lines, _indent(first)) != _holder(lines, _indent(first)):
+        return False
+    plan.hunk, plan.spots = trimmed(hunk, hunk.lead, 0), [len(lines)]
+    plan.base_at = plan.base_at + hunk.lead
+    plan.rule, plan.state = Rule.END_OF_FILE, PlanState.APPLY
+    plan.note = f"{hunk.lead} leading context line(s) changed upstream: appended at the file's end"
+    return True
+
+
 def place_one_sided(placer: Placer, plan: Plan) -> bool:
-    """Place a hunk whose context is gone by the lines it changes and its intact side; True
-    when it was placed (its plan now holds the shortened hunk, at one place)."""
+    """Place a hunk whose context is gone by the lines it changes and its intact side (or at
+    the end of the file, where it appended a paragraph of its own at base); True when it was
+    placed (its plan now holds the shortened hunk, at one place)."""
     if placer.base is None or plan.base_at is None or not plan.hunk.old:
         return False
+    if _appended(placer, plan):
+        return True
     trials = _trials(placer, plan)
     holding = [t for t in trials if _holds(placer, t)]
     if len({t.at + t.hunk.lead for t in trials}) != 1 or not holding:
