@@ -145,3 +145,8 @@ class CacheUntrusted(ConfigError):
 
 class ClusterUnreachable(ConfigError):
     """``--ray ADDRESS``: no Ray cluster answered there within the connect timeout."""
+
+
+class AlreadyUpstream(PatchFailed):
+    """``export-pr``: the change is already in the upstream code the branch would be based on
+    (applying it changes nothing): no PR, a note (and a comment for an open PR) instead."""

@@ -42,8 +42,10 @@ def _add_what(parser: argparse.ArgumentParser) -> None:
     add(
         "--onto",
         metavar="REF",
-        help="base the branches on REF instead of the lock; newest: upstream's newest commit (a "
-        "git source's default branch, a clone's origin/HEAD, else the newest release)",
+        default="newest",
+        help="base the branches on REF (default: newest, upstream's newest commit: a git "
+        "source's default branch, a clone's origin/HEAD, else the newest release fetched); pin: "
+        "the lock's commit",
     )
 
 
@@ -89,11 +91,18 @@ def _add_how(parser: argparse.ArgumentParser) -> None:
     )
     add(
         "--check-against",
-        default="latest",
         metavar="RELEASE",
-        help="leave out what upstream already has at RELEASE (default: latest, its newest release;"
-        " HEAD for a git source); none: do not look",
+        help="leave out what upstream already has at RELEASE (default with --onto pin: latest, "
+        "its newest release, HEAD for a git source; else none: the export onto upstream's newest "
+        "code finds it there and writes a note instead); none: do not look",
     )
+
+
+def _check_against(given: str | None, onto: str) -> str | None:
+    """``--check-against``, else ``latest`` when exporting onto the pin (onto upstream's newest
+    code, the export itself finds what upstream has)."""
+    chosen = given or ("latest" if onto == "pin" else "none")
+    return None if chosen == "none" else chosen
 
 
 def report_lines(report: ExportReport) -> list[str]:
@@ -105,6 +114,7 @@ def report_lines(report: ExportReport) -> list[str]:
         lines.append("  not pull-request branches: review the series; see the note above")
     lines += [f"left out: {why}" for why in report.left_out]
     lines += [f"stopped: {why}" for why in report.stopped]
+    lines += [f"already upstream: {what}" for what in report.absorbed]
     for e in report.exports:
         lines.append(f"{e.state.value}: {e.branch} at {e.commit[:12]} ({', '.join(e.files)})")
         lines += [f"  carries first the patch it needs: {dep}" for dep in e.stacked_on]
@@ -150,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
         project=project, target=target, tree_root=tree.root, patch_ids=patch_ids,
         onto=args.onto, identity=identity, push_remote=args.push, force=args.force,
         open_pr=args.open_pr, run_tests=args.run_tests, stack=args.stack,
-        check_against=None if args.check_against == "none" else args.check_against,
+        check_against=_check_against(args.check_against, args.onto),
         reviewed_by=Identity.parse(args.reviewed_by) if args.reviewed_by else None,
         branch_prefix=args.branch_prefix,
     )  # fmt: skip

@@ -20,7 +20,7 @@ from patchkit.cache import Cache
 from patchkit.engine.deltas import patch_deltas
 from patchkit.engine.diff.make import FileDelta
 from patchkit.engine.series import Blobs, Overlay
-from patchkit.errors import ConfigError, PatchFailed
+from patchkit.errors import AlreadyUpstream, ConfigError, PatchFailed
 from patchkit.export.branches import (
     branch_check,
     branch_name,
@@ -69,6 +69,7 @@ class Build:
     base_paths: tuple[str, ...] = ()  # every file of the base (the formatters' stand-ins)
     base_modes: dict[str, int] = field(default_factory=dict)  # regular files' modes
     read_base: Callable[[str], bytes | None] = field(init=False)
+    absorbed: set[str] = field(default_factory=set)  # patches upstream has at the base already
     # (patch, patches run before it) -> its deltas and why it failed: each is run once
     runs: dict[tuple[str, ...], tuple[list[FileDelta], str]] = field(default_factory=dict)
 
@@ -192,6 +193,7 @@ def _deltas(
 def _run(ctx: Build, meta: PatchMeta, earlier: Sequence[PatchMeta]) -> tuple[list[FileDelta], str]:
     result, deltas = patch_deltas(meta, earlier, ctx.overlay(), ctx.blobs)
     if result.outcome is Outcome.UPSTREAMED or (result.outcome.ok and not deltas):
+        ctx.absorbed.add(meta.id)
         return [], f"already in upstream at {ctx.base_label}: nothing to export"
     if not result.outcome.ok:
         return [], f"{result.outcome.value}: {result.reasons()}"
@@ -217,6 +219,8 @@ def _placement(ctx: Build, meta: PatchMeta) -> tuple[str, list[PatchMeta]]:
     alone = _deltas(ctx, meta, [])[1]
     if not alone:
         return ctx.base, []
+    if meta.id in ctx.absorbed:
+        raise AlreadyUpstream(f"upstream already has {meta.id}'s change at {ctx.base_label}")
     chain = _requirements(ctx, meta)
     if not chain or _deltas(ctx, meta, chain)[1]:
         raise PatchFailed(f"cannot export {meta.id} onto {ctx.base_label}: {alone}")

@@ -48,6 +48,7 @@ class ExportReport:
     checkout: str = ""  # the repository holding the branches
     upstream_base: bool = True  # the base is upstream's own commit (False: a release's stand-in)
     stopped: tuple[str, ...] = ()  # "<id>: why its change or its test does not carry there"
+    absorbed: tuple[str, ...] = ()  # "<id>: upstream already has it at ...: NOTE.md ... in DIR/"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -59,6 +60,7 @@ class ExportReport:
             "checkout": self.checkout,
             "upstream_base": self.upstream_base,
             "stopped": list(self.stopped),
+            "absorbed": list(self.absorbed),
         }
 
 

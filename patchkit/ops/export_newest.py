@@ -10,6 +10,7 @@ such release) is said in the report, not fatal: the check is advice, the export 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,7 +20,9 @@ from patchkit.gitrepo import GitRepo
 from patchkit.model import LockEntry, Outcome, PatchMeta, SourceKind
 from patchkit.ops.matrix import cells_at
 from patchkit.project.load import Project
-from patchkit.upstream.sources import GitMirror, ReleaseStore, available_releases, package_of
+from patchkit.upstream.sources import GitMirror, ReleaseStore, package_of
+
+log = logging.getLogger("patchkit.export")
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,7 @@ def _ids(metas: Sequence[PatchMeta]) -> list[str]:
 
 # -- onto upstream's newest commit -------------------------------------------------------------
 NEWEST = "newest"
+PIN = "pin"
 
 
 @dataclass(frozen=True)
@@ -75,29 +79,41 @@ class Newest:
 
 
 def newest_base(entry: LockEntry, repo: GitRepo, *, cache_tree: bool) -> Newest:
-    """Upstream's newest commit: a git source's default branch (fetched now), a clone's
-    ``origin/HEAD`` (else its ``HEAD``), or for an index source its newest release."""
+    """Upstream's newest commit: a git source's default branch (fetched now; offline, as last
+    fetched), a clone's ``origin/HEAD`` (else its ``HEAD``), or for an index source the newest
+    release the cache holds (no download: ``patchkit fetch --version V`` adds a newer one)."""
     name = project_name(entry.name)
     if entry.source.kind is SourceKind.GIT and cache_tree:
-        url = entry.source.url or entry.repository
-        with GitMirror(entry.name, url) as mirror:
-            mirror.refresh()
-        branch = _default_branch(repo, url)
-        commit = repo.resolve(f"refs/upstream/heads/{branch}")
-        if commit is None:
-            raise SourceError(f"{url} has no branch {branch} after fetching it")
-        return Newest(commit, f"{name} {branch} at {commit[:12]} (upstream's newest)")
+        return _git_newest(entry, repo, name)
     if entry.source.kind is SourceKind.INDEX and cache_tree:
-        version = available_releases(entry)[-1]
         with ReleaseStore(entry.name, package_of(entry)) as store:
-            commit = store.ensure_release(version)
-        return Newest(commit, f"{name} {version} (upstream's newest release)")
+            version = max(v for v in store.fetched() if not v.is_prerelease)
+            release = store.ensure_release(str(version))  # fetched: no download
+            upstream = store.upstream_commit(str(version)) or ""
+        named = f"commit {upstream[:12]}; " if upstream else ""
+        return Newest(release, f"{name} {version} ({named}the newest release fetched)")
     for rev in ("refs/remotes/origin/HEAD", "HEAD"):
         commit = repo.resolve(rev)
         if commit:
             where = "origin's default branch" if "origin" in rev else "this clone's HEAD"
             return Newest(commit, f"{name} at {commit[:12]} ({where})")
     raise SourceError(f"{repo.path} has no HEAD to export onto")
+
+
+def _git_newest(entry: LockEntry, repo: GitRepo, name: str) -> Newest:
+    url = entry.source.url or entry.repository
+    fresh = "upstream's newest"
+    try:
+        with GitMirror(entry.name, url) as mirror:
+            mirror.refresh()
+    except PatchkitError as err:  # offline: what was fetched last, said
+        log.warning("could not fetch %s (%s): upstream's newest as last fetched", url, err)
+        fresh = "upstream's newest as last fetched"
+    branch = _default_branch(repo, url)
+    commit = repo.resolve(f"refs/upstream/heads/{branch}")
+    if commit is None:
+        raise SourceError(f"{url} has no branch {branch} after fetching it")
+    return Newest(commit, f"{name} {branch} at {commit[:12]} ({fresh})")
 
 
 def _default_branch(repo: GitRepo, url: str) -> str:

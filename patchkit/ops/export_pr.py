@@ -26,17 +26,18 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from patchkit.errors import ConfigError, PatchFailed
+from patchkit.errors import AlreadyUpstream, ConfigError, PatchFailed
+from patchkit.export.absorbed import Absorbed, write_absorbed
 from patchkit.export.branches import base_commit, not_upstream_notice
 from patchkit.export.branches import branch_prefix as branch_prefix_of
-from patchkit.export.build import Build, land, prepare, stacked
+from patchkit.export.build import Build, export_dir, land, prepare, stacked
 from patchkit.export.prtext import Identity, load_template, pinned_label
 from patchkit.export.publish import check_remote, open_prs, push
 from patchkit.export.results import ExportReport, PatchExport
 from patchkit.gitrepo import GitRepo
 from patchkit.model import LockEntry, PatchMeta, PrState
 from patchkit.ops.context import blobs_for
-from patchkit.ops.export_newest import NEWEST, newest_base, not_absorbed
+from patchkit.ops.export_newest import NEWEST, PIN, newest_base, not_absorbed
 from patchkit.ops.upstream_check import refreshed, upstream_check
 from patchkit.project.load import Project
 from patchkit.targets import profile
@@ -54,7 +55,7 @@ def export_pr(
     target: str,
     tree_root: Path,
     patch_ids: Sequence[str],
-    onto: str | None = None,
+    onto: str | None = NEWEST,
     identity: Identity | None = None,
     push_remote: str | None = None,
     force: bool = False,
@@ -90,7 +91,9 @@ def export_pr(
         build.reviewed_by = reviewed_by
         build.branch_prefix = branch_prefix_of(repo, branch_prefix)
         build.upstream = base if real else entry.commit
-        exports, stopped = _build_and_land(build, metas, stack, force, each=label is not None)
+        exports, stopped, absorbed = _build_and_land(
+            build, metas, stack, force, each=label is not None
+        )
         if push_remote and push_url:
             exports = push(repo, exports, push_remote, push_url, force)
     if gh:
@@ -104,18 +107,23 @@ def export_pr(
         checkout=str(repo.path),
         upstream_base=real,
         stopped=stopped,
+        absorbed=tuple(a.line() for a in absorbed),
     )
 
 
 def _onto(
     entry: LockEntry, repo: GitRepo, onto: str | None, tree_root: Path
 ) -> tuple[str | None, str | None]:
-    """``onto`` as a commit, and how the text names it (None: the pin)."""
+    """``onto`` as a commit, and how the text names it (None: the pin, also when upstream's
+    newest commit is the pinned one)."""
+    if onto in (None, PIN):
+        return None, None
     if onto != NEWEST:
-        return onto, f"{onto} ({onto[:12]})" if onto else None
+        return onto, f"{onto} ({onto[:12]})"
     shared = UpstreamRepo.shared_path(entry.name).resolve()
     newest = newest_base(entry, repo, cache_tree=tree_root.resolve() == shared)
-    return newest.commit, newest.label
+    pinned = base_commit(repo, entry, None)[0]
+    return (None, None) if newest.commit == pinned else (newest.commit, newest.label)
 
 
 def _check_review(entry: LockEntry, reviewed_by: Identity | None, *, publish: bool) -> None:
@@ -163,24 +171,34 @@ def _choose(
 
 def _build_and_land(
     build: Build, metas: Sequence[PatchMeta], stack: bool, force: bool, *, each: bool = False
-) -> tuple[list[PatchExport], tuple[str, ...]]:
+) -> tuple[list[PatchExport], tuple[str, ...], tuple[Absorbed, ...]]:
     """Every patch's commit built (``stack``: each on the one before), then the branches moved.
     ``each`` (onto a base other than the pin): a patch whose change or upstream test does not
-    carry there is stopped alone, saying which, and the others go on."""
+    carry there is stopped alone, saying which, and the others go on. A patch upstream already
+    has there gets a note (and a comment for an open PR) instead of a branch."""
     try:
         if stack:
-            return land(build, stacked(build, metas), force), ()
-        prepared, stopped = [], []
+            return land(build, stacked(build, metas), force), (), ()
+        prepared, stopped, absorbed = [], [], []
         for meta in metas:
             try:
                 prepared.append(prepare(build, meta))
+            except AlreadyUpstream:
+                absorbed.append(_absorbed(build, meta))
             except PatchFailed as err:
                 if not each:
                     raise
                 stopped.append(f"{meta.id}: {err.message}")
-        return land(build, prepared, force), tuple(stopped)
+        return land(build, prepared, force), tuple(stopped), tuple(absorbed)
     finally:
         build.blobs.close()
+
+
+def _absorbed(build: Build, meta: PatchMeta) -> Absorbed:
+    out_dir = export_dir(build.entry.name, build.repo.path, meta.id)
+    return write_absorbed(
+        meta, build.entry, where=build.base_label, upstream=build.upstream, out_dir=out_dir
+    )
 
 
 def _needs_new_pr(meta: PatchMeta) -> bool:

@@ -635,12 +635,11 @@ def test_a_failing_patch_moves_no_branch(tmp_path: Path) -> None:
 def test_a_patch_already_upstream_is_not_exported(tmp_path: Path) -> None:
     case = vllm_case(tmp_path)
     landed = case.upstream.commit({"pkg/mod.py": MOD.replace("x + 1", "x + 2")}, "upstream fix")
-    report = case.export("fix-f", onto=landed)  # onto another base: stopped alone, and said
-    assert report.exports == ()
-    (stopped,) = report.stopped
-    assert (
-        stopped.startswith("fix-f: cannot export fix-f onto ") and "already in upstream" in stopped
-    )
+    report = case.export("fix-f", onto=landed)  # onto another base: a note, no branch
+    assert report.exports == () and report.stopped == ()
+    (absorbed,) = report.absorbed
+    assert absorbed.startswith(f"fix-f: upstream already has it at {landed} ({landed[:12]}): ")
+    assert "NOTE.md in " in absorbed
 
 
 def test_new_and_deleted_files(tmp_path: Path) -> None:

@@ -12,6 +12,8 @@ from patchkit.ops.context import open_checkout
 from patchkit.ops.export_pr import export_pr
 from patchkit.project.load import load_project
 from testing.builders import run_git
+from testing.fake_index import FakeIndex
+from testing.fake_index import fake_index as fake_index  # the fixture
 from tests.export.test_export import ADA, MOD, Case, only, vllm_case
 
 
@@ -57,11 +59,15 @@ def test_a_release_that_cannot_be_looked_at_is_said_not_fatal(tmp_path: Path) ->
     assert report.checked.startswith("not checked against upstream vllm v9.9: ")
 
 
-def test_the_command_line_looks_at_the_newest_by_default(tmp_path: Path) -> None:
+def test_the_command_line_looks_at_the_newest_release_when_exporting_onto_the_pin() -> None:
     from patchkit.cli import build_parser
+    from patchkit.cli.export_pr import _check_against
 
     args = build_parser().parse_args(["export-pr", "fix-f"])
-    assert args.check_against == "latest"
+    assert (args.onto, args.check_against) == ("newest", None)
+    assert _check_against(None, "newest") is None  # the export onto the newest code finds it
+    assert _check_against(None, "pin") == "latest"
+    assert _check_against("none", "pin") is None and _check_against("v2.0", "newest") == "v2.0"
 
 
 # -- onto upstream's newest commit ---------------------------------------------------------------
@@ -122,3 +128,78 @@ def test_a_git_source_exports_on_the_real_commit_then_onto_the_default_branch(
     second = export_pr(patch_ids=["fix-f"], onto="newest", **kw)  # type: ignore[arg-type]
     assert second.upstream_base and only(second).parent == newest
     assert f"vLLM main at {newest[:12]} (upstream's newest)" in only(second).text.body
+
+
+# -- upstream's newest code by default -----------------------------------------------------------
+def test_the_default_base_is_upstreams_newest_and_pin_keeps_the_lock(tmp_path: Path) -> None:
+    from patchkit.cli import build_parser
+
+    assert build_parser().parse_args(["export-pr", "fix-f"]).onto == "newest"
+    case = vllm_case(tmp_path)
+    clone = _clone_with_newer_upstream(case, tmp_path, "import os\n\n\n" + MOD)
+    newest = case.git("rev-parse", "HEAD")
+    kw = {"project": load_project(case.project.path), "target": "vllm", "tree_root": clone}
+    default = export_pr(patch_ids=["fix-f"], identity=ADA, **kw)  # type: ignore[arg-type]
+    assert only(default).parent == newest
+    pinned = export_pr(patch_ids=["fix-f"], identity=ADA, onto="pin", **kw)  # type: ignore[arg-type]
+    assert only(pinned).parent == case.base
+    assert "this branch is based on" not in only(pinned).text.body
+
+
+def test_a_change_upstreams_newest_code_has_gets_a_note_and_a_comment_not_a_pr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Upstream's newest commit makes the same change: no branch; NOTE.md says where upstream
+    has it, and the open duplicate PR (another author's) gets a comment saying so."""
+    case = vllm_case(tmp_path)
+    meta = case.patches_dir / "fix-f.toml"
+    meta.write_text(
+        meta.read_text() + '\n[upstream]\npr = "https://github.com/vllm-project/vllm/pull/7"\n'
+        'state = "open"\nauthor = "someone"\nours = false\n'
+    )
+    clone = _clone_with_newer_upstream(case, tmp_path, MOD.replace("x + 1", "x + 2"))
+    newest = case.git("rev-parse", "HEAD")
+    from patchkit.cli import main
+    from patchkit.cli.export_pr import report_lines
+
+    report = export_pr(
+        project=load_project(case.project.path), target="vllm", tree_root=clone,
+        patch_ids=["fix-f"], identity=ADA,
+    )  # fmt: skip
+    assert report.exports == () and report.stopped == ()
+    (absorbed,) = report.absorbed
+    out_dir = Path(absorbed.rsplit(" in ", 1)[1].rstrip("/"))
+    note = (out_dir / "NOTE.md").read_text()
+    assert f"Upstream vLLM already has this change at {newest[:12]} (vLLM at {newest[:12]}" in note
+    comment = (out_dir / "COMMENT.md").read_text()
+    assert comment.startswith(f"Upstream vLLM already has this change at {newest[:12]} ")
+    assert "This PR may no longer be needed." in comment and "patchkit" not in comment.lower()
+    assert run_git(clone, "branch", "--list", "test/*").decode() == ""
+    assert report_lines(report)[-1].startswith("already upstream: fix-f: upstream already has it")
+    argv = ["export-pr", "fix-f", "--project", str(case.project.path), "--checkout", str(clone),
+            "--identity", "Ada <ada@example.com>"]  # fmt: skip
+    assert main(argv) == 0  # a note is no failure
+    assert "already upstream: fix-f" in capsys.readouterr().out
+
+
+def test_an_index_source_takes_the_newest_release_fetched_without_the_network(
+    tmp_path: Path, fake_index: FakeIndex
+) -> None:
+    from patchkit.gitrepo import GitRepo
+    from patchkit.model import LockEntry, SourceKind, SourceSpec
+    from patchkit.ops.export_newest import newest_base
+    from patchkit.upstream.index import IndexConfig, PackageIndex
+    from patchkit.upstream.sources import ReleaseStore
+    from testing.fake_index import COMMITS, PROJECT
+
+    store = ReleaseStore("vllm", PROJECT, index=PackageIndex(IndexConfig(fake_index.url, "t")))
+    with store:
+        store.ensure_release("0.1.0")
+        newer = store.ensure_release("0.2.0")
+    fake_index.stop()  # offline from here: the newest fetched is taken, 0.3.0 is not looked for
+    spec = SourceSpec(SourceKind.INDEX, package=PROJECT)
+    entry = LockEntry("vllm", "https://example/vllm", "0.1.0", COMMITS["0.1.0"], spec)
+    with GitRepo(store.path) as repo:
+        found = newest_base(entry, repo, cache_tree=True)
+    assert found.commit == newer
+    assert found.label == f"vLLM 0.2.0 (commit {COMMITS['0.2.0'][:12]}; the newest release fetched)"
