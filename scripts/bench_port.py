@@ -38,6 +38,7 @@ from bench_port_cases import (
     PATCHKIT_ROOT,
     ROOT,
     TOOLS,
+    UNPLACED,
     Case,
     Result,
     Run,
@@ -142,6 +143,10 @@ def report(results: list[Result]) -> Iterator[str]:
     yield placement(results)
     yield share(results)
     yield goals(results)
+    flawed = [r for r in results if "patchkit" in r.runs and UNPLACED in r.runs["patchkit"].note]
+    yield f"patchkit successes with a conflicted or unplaced hunk: {len(flawed)}"
+    for r in flawed:
+        yield f"  {r.case.name}: {r.runs['patchkit'].note[:120]}"
     edited = [r for r in results if all(x.score != "exact" for x in r.runs.values())]
     yield (f"{len(edited)} cases where no tool is exact (most: a backport edited by hand, "
            "so the truth is not the diff's change)")  # fmt: skip

@@ -239,7 +239,20 @@ def _port_api(
         return False, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
     except Exception as exc:  # a crash is a failure of the tool, and the table says so
         return False, f"crash {type(exc).__name__}: {exc}"[:200]
-    return report.outcome.ok, why(report)
+    return report.outcome.ok, why(report) + unplaced(report)
+
+
+UNPLACED = " [SUCCESS WITH A CONFLICTED OR UNPLACED HUNK]"
+
+
+def unplaced(report: Any) -> str:
+    """A mark on a success that leaves a hunk in conflict, unplaced or conflicted in a file
+    (issue 27: a hunk that conflicts is never part of a success); empty otherwise."""
+    result = report.result
+    marks = getattr(result, "placements", ())
+    bad = getattr(result, "details", ()) or getattr(result, "conflicted", ())
+    bad = bad or any(str(getattr(m.rule, "value", m.rule)) == "none" for m in marks)
+    return UNPLACED if report.outcome.ok and bad else ""
 
 
 def why(report: Any) -> str:
