@@ -27,9 +27,9 @@ ids() {  # $1: label -> "<patch> <commit>" lines
   git clone -q --no-checkout "$vllm_src" "$dir/vllm"
   cd "$dir"
   python3 -m patchkit export-pr decode-gqa-group-size-16 --project "$work/proj" \
-    --checkout "$dir/fi" --identity "$who" --no-test-run --check-against none --json > "$dir/fi.json"
+    --checkout "$dir/fi" --onto pin --identity "$who" --no-test-run --check-against none --json > "$dir/fi.json"
   python3 -m patchkit export-pr $vllm_ids --project "$work/proj" --checkout "$dir/vllm" \
-    --identity "$who" --no-test-run --check-against none --json > "$dir/vllm.json"
+    --onto pin --identity "$who" --no-test-run --check-against none --json > "$dir/vllm.json"
   python3 -c 'import json, sys
 for f in sys.argv[1:]:
     for e in json.load(open(f))["exports"]:
