@@ -16,10 +16,14 @@ for p in /.whl/ /.carry/; do grep -qxF "$p" "$exclude" 2>/dev/null || echo "$p" 
 cache=${PATCHKIT_CACHE:-$(python3 -c 'from patchkit.cache import Cache; print(Cache.current().root)')}
 lock() { python3 -c "from patchkit.project.load import load_project; from pathlib import Path; e = load_project(Path('.')).entry('$target'); print(e.$1)"; }
 version=$(lock version); commit=$(lock commit)
+fetched() {  # the release in the cache's repository, else how to get it (nothing is moved here)
+  git -C "$cache/repos/$target.git" rev-parse -q --verify "v$version^{commit}" >/dev/null ||
+    { echo "no $target $version in $cache: run patchkit fetch --target $target first" >&2; exit 3; }
+}
+fetched
 rm -rf .carry/upstream-tests .whl && mkdir -p .carry/upstream-tests .whl
 case "$target" in
   vllm)
-    python3 -m patchkit fetch --target vllm >/dev/null
     git -C "$cache/repos/vllm.git" bundle create "$root/.carry/upstream-tests/vllm.bundle" "v$version" ;;
   flashinfer)
     clone=${FI_CLONE:?set FI_CLONE to a clone of upstream FlashInfer}
@@ -28,7 +32,6 @@ case "$target" in
     git -C "$tmp/fi" update-ref "refs/tags/v$version" FETCH_HEAD
     git -C "$tmp/fi" bundle create "$root/.carry/upstream-tests/flashinfer.bundle" "v$version"
     rm -rf "$tmp"
-    python3 -m patchkit fetch --target flashinfer >/dev/null
     git -C "$cache/repos/flashinfer.git" archive "v$version" 3rdparty/cutlass/include \
       3rdparty/cutlass/tools/util/include 3rdparty/spdlog/include | gzip -9 > .carry/upstream-tests/3rdparty.tgz ;;
   *) echo "unknown target $target" >&2; exit 2 ;;
