@@ -179,3 +179,34 @@ def test_a_renamed_test_never_sends_its_hunk_into_another_test(tmp_path: Path) -
     report, text = ported(tmp_path, "malloc_hook.cc", GTEST, patched, upstream)
     assert report.outcome is Outcome.CONFLICT
     assert text == upstream
+
+
+QUERY = dedent(
+    """
+    int iface_query(iface_t *iface, attr_t *attr)
+    {
+        attr->max_short = max_inline - hdr_size;
+        attr->max_bcopy = iface->seg_size;
+
+        /* Error Handling */
+        attr->flags |= FLAG_ERRHANDLE_PEER_FAILURE;
+
+        return 0;
+    }
+    """
+)
+
+
+def test_an_insertion_before_the_return_follows_its_own_lines(tmp_path: Path) -> None:
+    """The patch adds a check before the function's ``return``; the release added its own
+    block between the lines above and that ``return``: the merge conflicts (both insert
+    there), the one place where the blank line and the ``return`` stand side by side in the
+    function takes it, after the release's block (before: a conflict; patch --fuzz=2 does
+    the same here)."""
+    check = "    if (attr->max_short) {\n        attr->flags |= FLAG_AM_SHORT;\n    }\n\n"
+    patched = QUERY.replace("    return 0;\n", check + "    return 0;\n")
+    block = "    /* Tag Offload */\n    tag_query(iface, attr);\n\n"
+    upstream = QUERY.replace("    return 0;\n", block + "    return 0;\n")
+    report, text = ported(tmp_path, "rc_iface.c", QUERY, patched, upstream)
+    assert report.outcome is Outcome.CARRIED, report.result.details
+    assert text == upstream.replace("    return 0;\n", check + "    return 0;\n")

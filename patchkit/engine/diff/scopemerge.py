@@ -224,7 +224,8 @@ _TELLING = 12  # characters (whitespace left out) a hunk's own lines need to be 
 def _own_span(ours: Sequence[bytes], hunk: Hunk) -> tuple[int, int] | None:
     """Where the hunk's own lines are in ``ours`` (a scope's lines), untouched: the lines it
     removes, found exactly once, saying something (``_TELLING`` characters); for a hunk that only
-    inserts, its nearest context line above and below, found once and still side by side."""
+    inserts, its nearest context line above and below, found once and still side by side, one
+    of them saying something (a blank line and the function's ``return``)."""
     cut = len(hunk.old) - hunk.trail
     removed = list(hunk.old[hunk.lead : cut])
     view = FileView("", ours)
@@ -236,7 +237,7 @@ def _own_span(ours: Sequence[bytes], hunk: Hunk) -> tuple[int, int] | None:
         return None
     pair = [hunk.old[hunk.lead - 1], hunk.old[hunk.lead]]
     spots = view.find(pair)
-    if len(spots) != 1 or sum(weight(line) for line in pair) < 2:
+    if len(spots) != 1 or not any(weight(line) for line in pair):
         return None
     return spots[0] + 1, spots[0] + 1
 
