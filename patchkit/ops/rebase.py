@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from patchkit import progress
-from patchkit.model import Lock, LockEntry, PatchMeta, UpstreamStatus
+from patchkit.model import Lock, LockEntry, PatchMeta
 from patchkit.ops.apply import apply
 from patchkit.ops.context import blobs_for
 from patchkit.ops.verify import verify_applied
@@ -32,8 +32,8 @@ from patchkit.project.lock import pins_to_move
 from patchkit.project.writer import project_files, project_lock, restore
 from patchkit.rebasing.conflicts import RebaseState
 from patchkit.rebasing.report import RebaseReport
-from patchkit.rebasing.session import Carry, abort, resume, start, stopped_state
-from patchkit.upstream.history import History, Point, open_history
+from patchkit.rebasing.session import abort, resume, start
+from patchkit.upstream.history import History, Point
 from patchkit.upstream.sources import UpstreamRepo, fetch
 from patchkit.verification.run import VerifyReport
 from patchkit.workspace.tree import checkout_tree
@@ -59,8 +59,8 @@ def rebase(
     with project_lock(project.root, command="rebase"):
         base = RebaseState(str(project.root), target, sets, Point("", ""), allow_pending, [])
         state = replace(base, verify=verify, python=python)
-        carry = _carry(project, target)
-        return start(carry, onto, state, history=history, explain=explain, tests=_fresh_tree_tests)
+        tests = _fresh_tree_tests
+        return start(project, target, onto, state, history=history, explain=explain, tests=tests)
 
 
 def continue_rebase(
@@ -73,22 +73,16 @@ def continue_rebase(
     """Record the fixed patches from the worktree, then finish (or stop again);
     ``allow_pending`` overrides what the rebase was started with."""
     with project_lock(project_root, command="rebase"):
-        state = stopped_state(project_root, target)
-        if allow_pending is not None:
-            state = replace(state, allow_pending=allow_pending)
-        carry = _carry(load_project(project_root, state.sets), target)
-        return resume(carry, state, history=history, tests=_fresh_tree_tests)
+        tests = _fresh_tree_tests
+        return resume(
+            project_root, target, allow_pending=allow_pending, history=history, tests=tests
+        )
 
 
 def abort_rebase(*, project_root: Path, target: str, history: History | None = None) -> Path:
     """Drop a stopped rebase: its worktree and state. The project was never touched."""
     with project_lock(project_root, command="rebase"):
-        stopped_state(project_root, target)
-        hist = history or open_history(load_project(project_root).entry(target))
-        try:
-            return abort(project_root, target, hist)
-        finally:
-            hist.close()
+        return abort(project_root, target, history)
 
 
 # -- rebase --with-pins: a target and the targets its new release pins, one transaction ----
@@ -141,13 +135,7 @@ def _with_pins(project: Project, target: str, onto: str, options: dict[str, Any]
     return PinnedRebase(tuple(reports))
 
 
-# -- what the verb hands the wing ------------------------------------------------------------
-def _carry(project: Project, target: str) -> Carry:
-    # Every patch is carried, opt-in ones too; those upstream merged (retired) stay retired.
-    patches = [p for p in project.listed(target) if p.status is not UpstreamStatus.MERGED]
-    return Carry(project.root, project.lock, project.entry(target), patches)
-
-
+# -- what the verb hands the wing: the verbs a --verify rebase runs ---------------------------
 def _fresh_tree_tests(
     lock: Lock,
     entry: LockEntry,

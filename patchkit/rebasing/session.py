@@ -2,19 +2,20 @@
 judged on the new upstream (:mod:`.run`), the carried series verified there (:mod:`.verify`),
 then either the project's files written together (the lock moves) or the rebase kept for a
 person (:mod:`.conflicts`, :mod:`.report`). The verb, :mod:`patchkit.ops.rebase`, hands in
-the project's patches and its lock held.
+the project with its lock held, and the fresh-tree apply and tests a ``--verify`` runs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from patchkit.engine.series import Blobs
 from patchkit.errors import ConfigError, RebaseStopped
-from patchkit.model import Lock, LockEntry, Outcome, PatchMeta
+from patchkit.model import Outcome, PatchMeta, UpstreamStatus
 from patchkit.project.edits import with_history
+from patchkit.project.load import Project, load_project
 from patchkit.project.lock import move_lock
 from patchkit.rebasing.conflicts import (
     RebaseState,
@@ -40,19 +41,9 @@ from patchkit.upstream.history import History, open_history, read_at
 from patchkit.workspace.tree import Tree
 
 
-@dataclass(frozen=True)
-class Carry:
-    """What a rebase carries: the project's root and lock, the target's entry and the patches
-    (opt-in ones too; those upstream merged stay retired)."""
-
-    root: Path
-    lock: Lock
-    entry: LockEntry
-    patches: list[PatchMeta]
-
-
 def start(
-    carry: Carry,
+    project: Project,
+    target: str,
     onto: str,
     state: RebaseState,
     *,
@@ -60,15 +51,15 @@ def start(
     explain: bool,
     tests: FreshTests,
 ) -> RebaseReport:
-    """Run the rebase onto ``onto``; it ends (the lock moved) or stops for a person."""
-    directory = state_dir(carry.root, carry.entry.name)
+    """Run the rebase of ``target`` onto ``onto``; it ends (the lock moved) or stops for a
+    person."""
+    directory = state_dir(project.root, target)
     if load_state(directory) is not None:
-        name = carry.entry.name
         raise RebaseStopped(
-            f"a rebase of {name} is already in progress ({directory})",
-            hint=f"`patchkit rebase --target {name} --continue` or `--abort`",
+            f"a rebase of {target} is already in progress ({directory})",
+            hint=f"`patchkit rebase --target {target} --continue` or `--abort`",
         )
-    run = _open(carry, history, tests)
+    run = _open(project, target, history, tests)
     run.new, run.explain = run.history.resolve(onto), explain
     state = replace(state, onto=run.new)
     try:
@@ -78,11 +69,19 @@ def start(
 
 
 def resume(
-    carry: Carry, state: RebaseState, *, history: History | None, tests: FreshTests
+    root: Path,
+    target: str,
+    *,
+    allow_pending: bool | None,
+    history: History | None,
+    tests: FreshTests,
 ) -> RebaseReport:
     """Record the fixed patches from the worktree of a stopped rebase, then finish (or stop
-    again)."""
-    run = _open(carry, history, tests)
+    again); ``allow_pending`` overrides what the rebase was started with."""
+    state = _require_state(state_dir(root, target), target)
+    if allow_pending is not None:
+        state = replace(state, allow_pending=allow_pending)
+    run = _open(load_project(root, state.sets), target, history, tests)
     run.new, run.found, run.points = state.onto, dict(state.found), state.points
     try:
         manual = fixes_from_worktree(run, state.stopped)
@@ -91,16 +90,15 @@ def resume(
         _close(run, history is None)
 
 
-def stopped_state(root: Path, target: str) -> RebaseState:
-    """The state of the stopped rebase of ``target``; a clear error when there is none."""
-    return _require_state(state_dir(root, target), target)
-
-
-def abort(root: Path, target: str, history: History) -> Path:
+def abort(root: Path, target: str, history: History | None) -> Path:
     """Drop a stopped rebase: its worktree and state (the project was never touched)."""
     directory = state_dir(root, target)
     _require_state(directory, target)
-    drop_state(directory, history.repo)
+    hist = history or open_history(load_project(root).entry(target))
+    try:
+        drop_state(directory, hist.repo)
+    finally:
+        hist.close()
     return directory
 
 
@@ -114,14 +112,17 @@ def _require_state(directory: Path, target: str) -> RebaseState:
     return state
 
 
-def _open(carry: Carry, history: History | None, tests: FreshTests) -> Run:
-    hist = history or open_history(carry.entry)
+def _open(project: Project, target: str, history: History | None, tests: FreshTests) -> Run:
+    entry = project.entry(target)
+    hist = history or open_history(entry)
+    # Every patch is carried, opt-in ones too; those upstream merged (retired) stay retired.
+    patches = [p for p in project.listed(target) if p.status is not UpstreamStatus.MERGED]
     old = hist.start()
     hist.commit(old)  # the pinned base: its blobs are the three-way merges' base
     blobs = Blobs([hist.repo.path])
-    directory = state_dir(carry.root, carry.entry.name)
-    c = carry
-    return Run(c.root, c.lock, c.entry, c.patches, hist, blobs, old, old, directory, tests)
+    directory = state_dir(project.root, target)
+    root, lock = project.root, project.lock
+    return Run(root, lock, entry, patches, hist, blobs, old, old, directory, tests)
 
 
 def _close(run: Run, owns_history: bool) -> None:
