@@ -7,7 +7,7 @@ blobs, or the rewrite re-run. Outcomes: ``applied`` (its files did not change up
 for a person. Bisection names the first release where a patch broke or was absorbed.
 
 Here: the verb's three entry points, each a typed function that takes the project's lock and
-hands the wing (:mod:`patchkit.rebasing.session`) the target's patches and the fresh-tree
+hands the wing (:mod:`patchkit.rebasing.session`) the project and the fresh-tree
 apply and tests a ``--verify`` runs (the ``apply`` and ``verify`` verbs). The project's files
 (patches, metadata, ``upstream.lock``) change only at the end, together.
 A stop leaves a worktree with conflict markers and a report under the cache; ``--continue``
