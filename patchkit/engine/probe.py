@@ -6,12 +6,14 @@ partly upstreamed) leaves its files for the next (:func:`~patchkit.engine.series
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import functools
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from patchkit.engine.series import Blobs, Given, Overlay, patch_paths, series_steps
+from patchkit.gitrepo import GitRepo
 from patchkit.model import Outcome, PatchMeta, PatchResult
-from patchkit.upstream.history import History, Point, list_at, modes_at, read_at
+from patchkit.upstream.history import History, Point
 from patchkit.upstream.moved import HistoryFinder
 
 
@@ -67,3 +69,35 @@ def chain_for(patches: Sequence[PatchMeta], patch_id: str) -> list[PatchMeta]:
             chain.insert(0, meta)
             needed |= paths
     return chain
+
+
+# -- a point's files, as an overlay's base -------------------------------------------------------
+def read_at(repo: GitRepo, commit: str) -> Callable[[str], bytes | None]:
+    """Files of ``commit`` as a reader (each read once)."""
+
+    @functools.cache
+    def read(path: str) -> bytes | None:
+        return repo.read_file(commit, path)
+
+    return read
+
+
+def modes_at(repo: GitRepo, commit: str) -> Callable[[str], int | None]:
+    """File modes of ``commit`` (regular files; None for others and for missing paths)."""
+
+    @functools.cache
+    def mode(path: str) -> int | None:
+        found = repo.ls_tree(commit, [path]).get(path)
+        return int(found[0], 8) if found and found[0] in ("100644", "100755") else None
+
+    return mode
+
+
+def list_at(repo: GitRepo, commit: str) -> Callable[[str], list[str]]:
+    """Files of ``commit`` under a directory, as a lister (each directory listed once)."""
+
+    @functools.cache
+    def listing(directory: str) -> list[str]:
+        return sorted(repo.ls_tree(commit, [directory] if directory else []))
+
+    return listing

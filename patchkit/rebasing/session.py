@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from patchkit.engine.probe import read_at
 from patchkit.engine.series import Blobs
 from patchkit.errors import ConfigError, RebaseStopped
 from patchkit.model import Outcome, PatchMeta, UpstreamStatus
@@ -37,7 +38,7 @@ from patchkit.rebasing.run import (
 )
 from patchkit.rebasing.verify import FreshTests, Proof, moved_lock, verify_carried
 from patchkit.targets import pins_in
-from patchkit.upstream.history import History, open_history, read_at
+from patchkit.upstream.history import History, open_history
 from patchkit.workspace.tree import Tree
 
 

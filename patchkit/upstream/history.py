@@ -1,12 +1,11 @@
 """Upstream history: the points between the locked upstream and the one a rebase moves onto.
 
 A :class:`History` lists source releases for index sources (fetched only when probed),
-first-parent commits for git and path sources; ``read_at`` / ``list_at`` read a point's files.
+first-parent commits for git and path sources; ``same_files`` compares files at two of them.
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -208,34 +207,3 @@ def same_files(repo: GitRepo, old: str, new: str, paths: Sequence[str]) -> bool:
     """The files are the same blobs at commits ``old`` and ``new`` (a patch on them applies as
     written: ``applied``, not ``carried``)."""
     return bool(paths) and repo.ls_tree(old, paths) == repo.ls_tree(new, paths)
-
-
-def read_at(repo: GitRepo, commit: str) -> Callable[[str], bytes | None]:
-    """Files of ``commit`` as a reader (each read once)."""
-
-    @functools.cache
-    def read(path: str) -> bytes | None:
-        return repo.read_file(commit, path)
-
-    return read
-
-
-def modes_at(repo: GitRepo, commit: str) -> Callable[[str], int | None]:
-    """File modes of ``commit`` (regular files; None for others and for missing paths)."""
-
-    @functools.cache
-    def mode(path: str) -> int | None:
-        found = repo.ls_tree(commit, [path]).get(path)
-        return int(found[0], 8) if found and found[0] in ("100644", "100755") else None
-
-    return mode
-
-
-def list_at(repo: GitRepo, commit: str) -> Callable[[str], list[str]]:
-    """Files of ``commit`` under a directory, as a lister (each directory listed once)."""
-
-    @functools.cache
-    def listing(directory: str) -> list[str]:
-        return sorted(repo.ls_tree(commit, [directory] if directory else []))
-
-    return listing
