@@ -56,6 +56,7 @@ def _exported(project: Project, target: str, clone: Path, patch_id: str) -> dict
         patch_ids=[patch_id],
         identity=ADA,
         run_tests=False,
+        onto="pin",  # what apply writes at the lock (the default is upstream's newest code)
     )
     (export,) = report.exports
     test_files = set(_git(clone, "diff", "--name-only", export.parent, export.commit).split())

@@ -145,8 +145,11 @@ def test_no_test_run_says_so(tmp_path: Path) -> None:
 
 def test_a_test_diff_that_does_not_apply_stops_the_export(tmp_path: Path) -> None:
     case = case_with_test(tmp_path)
-    case.base = case.upstream.commit(
-        {"tests/test_mod.py": "def test_other():\n    pass\n"}, "moved"
+    changed = UPSTREAM_TEST.replace("f(1) == 2", "f(1) == 2 and f(2) == 3")
+    diff = case.upstream.diff_of({"tests/test_mod.py": changed})  # changes upstream's own line
+    (case.project.path / "patchsets" / "demo" / "upstream-tests" / "fix-f.diff").write_bytes(diff)
+    case.base = case.upstream.commit(  # where upstream rewrote that same line its own way
+        {"tests/test_mod.py": UPSTREAM_TEST.replace("f(1) == 2", "f(1) in (2, 3)")}, "moved"
     )
     report = case.export("fix-f", onto=case.base)  # onto another base: that patch stops alone
     (stopped,) = report.stopped  # and it says which part did not carry: the test
