@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -32,11 +32,6 @@ MAX_ROUNDS_FACTOR = 4
 
 class SampleError(RuntimeError):
     """A side could not time its calls (its worker died, the kernel faulted)."""
-
-
-class Timer(Protocol):
-    def times(self, fn: Callable[[], object], reps: int) -> list[float]:
-        """Milliseconds per call, one sample per call, ``reps`` samples."""
 
 
 @dataclass(frozen=True)

@@ -142,15 +142,6 @@ def module_sha(source: bytes, files: Sequence[str] = ()) -> str:
     return digest.hexdigest()
 
 
-def cached_run(
-    source: bytes, files: Sequence[str], read: Reader, listing: Lister | None
-) -> RewriteRun | None:
-    """The rewrite module's run, when its selectors and every candidate file's run are in the
-    cache; None otherwise. Imports neither libcst nor the rewrite."""
-    found = warm_run(source, files, read, listing)
-    return found[0] if found is not None else None
-
-
 def warm_run(
     source: bytes,
     files: Sequence[str],
@@ -158,7 +149,8 @@ def warm_run(
     listing: Lister | None,
     fingerprint: Fingerprinter | None = None,
 ) -> tuple[RewriteRun, Callable[[str], bool]] | None:
-    """:func:`cached_run`, and whether a change to a path could change that run (the path is a
+    """The rewrite module's run, when its selectors and every candidate file's run are in the
+    cache (None otherwise; imports neither libcst nor the rewrite), and whether a change to a path could change that run (the path is a
     rewrite's home or under a directory it searches): a series reuses the run until one does.
     With ``fingerprint``, a file unchanged since it was last looked at is not read again to
     learn whether a rewrite takes it."""

@@ -81,13 +81,6 @@ class ScopeTree:
         found = self.find(path)
         return bool(found) and found[0].named
 
-    def block_tail(self, path: ScopePath) -> ScopePath:
-        """The control blocks at the end of ``path`` (after its innermost definition)."""
-        i = len(path)
-        while i > 0 and not self.named(path[:i]):
-            i -= 1
-        return path[i:]
-
     def ending_with(self, tail: ScopePath) -> list[Scope]:
         """Every scope whose path ends with ``tail``, wherever it sits."""
         n = len(tail)
