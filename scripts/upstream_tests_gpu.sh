@@ -6,16 +6,20 @@
 #   python3 scripts/upstream_tests.py merge <files_at>/upstream-TARGET.json   # then commit
 # What it needs is made here first by scripts/upstream_tests_carry.sh TARGET: `.whl/` (wheels)
 # and `.carry/upstream-tests/` (the upstream tree). When both are over the device's 64 MiB a
-# call, split the run: `scripts/upstream_tests_gpu.sh install` carrying .whl, then (while the
+# call, split the run: `scripts/upstream_tests_gpu.sh install` carrying .whl (again carrying .whl2
+# where the carry script made one), then (while the
 # machine is warm) `scripts/upstream_tests_gpu.sh TARGET` carrying .carry.
 #   scripts/upstream_tests_gpu.sh install|vllm|flashinfer
 set -uo pipefail
 what=${1:?usage: scripts/upstream_tests_gpu.sh install|vllm|flashinfer}
 repo=$(pwd); out=${OUT:-/tmp/out}; site=/tmp/upstream-tests-site; mkdir -p "$out"
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target "$site" .whl/*.whl || exit 1
-fi
+for wheels in .whl .whl2; do  # each call adds its wheels; a namespace package (opentelemetry)
+  ls "$wheels"/*.whl >/dev/null 2>&1 || continue  # split over two calls is merged, never replaced
+  rm -rf /tmp/upstream-tests-new
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+    --target /tmp/upstream-tests-new "$wheels"/*.whl || exit 1
+  mkdir -p "$site" && cp -rn /tmp/upstream-tests-new/. "$site/"
+done
 [ "$what" = install ] && { echo "wheels installed in $site"; exit 0; }
 [ -d "$site" ] || { echo "no wheels in $site: carry .whl (or run install first)" >&2; exit 2; }
 export PYTHONPATH=$site:$repo PYTHONUNBUFFERED=1 PATCHKIT_CACHE=/tmp/upstream-tests-cache

