@@ -150,3 +150,8 @@ class ClusterUnreachable(ConfigError):
 class AlreadyUpstream(PatchFailed):
     """``export-pr``: the change is already in the upstream code the branch would be based on
     (applying it changes nothing): no PR, a note (and a comment for an open PR) instead."""
+
+
+class UnprovenTest(PatchFailed):
+    """``export-pr``: the PR's upstream test does not show the fix (it passes without the change
+    too, or fails with it): that patch gets no branch, the others go on."""

@@ -14,7 +14,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from patchkit.errors import PatchFailed
+from patchkit.errors import UnprovenTest
 from patchkit.export.upstream_test import (
     UpstreamRun,
     digest_of_test,
@@ -119,7 +119,7 @@ def check_proof(meta: PatchMeta, run: UpstreamRun | None) -> None:
         why = f"passes without the change too ({run.unpatched}): it cannot show the fix"
     else:
         return
-    raise PatchFailed(
+    raise UnprovenTest(
         f"the upstream test of {meta.id}, `{run.command}`, {why}",
         hint="rewrite the test in its [export.test] diff until it fails on upstream's code "
         "and passes with the change, then export again",

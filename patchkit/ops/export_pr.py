@@ -26,7 +26,7 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from patchkit.errors import AlreadyUpstream, ConfigError, PatchFailed
+from patchkit.errors import AlreadyUpstream, ConfigError, PatchFailed, UnprovenTest
 from patchkit.export.absorbed import Absorbed, write_absorbed
 from patchkit.export.branches import base_commit, not_upstream_notice
 from patchkit.export.branches import branch_prefix as branch_prefix_of
@@ -174,7 +174,8 @@ def _build_and_land(
 ) -> tuple[list[PatchExport], tuple[str, ...], tuple[Absorbed, ...]]:
     """Every patch's commit built (``stack``: each on the one before), then the branches moved.
     ``each`` (onto a base other than the pin): a patch whose change or upstream test does not
-    carry there is stopped alone, saying which, and the others go on. A patch upstream already
+    carry there is stopped alone, saying which, and the others go on (on any base, a patch
+    whose upstream test cannot show the fix). A patch upstream already
     has there gets a note (and a comment for an open PR) instead of a branch."""
     try:
         if stack:
@@ -185,6 +186,8 @@ def _build_and_land(
                 prepared.append(prepare(build, meta))
             except AlreadyUpstream:
                 absorbed.append(_absorbed(build, meta))
+            except UnprovenTest as err:  # a test that cannot show the fix stops its patch alone
+                stopped.append(f"{meta.id}: {err.message}")
             except PatchFailed as err:
                 if not each:
                     raise
