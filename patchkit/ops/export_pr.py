@@ -90,7 +90,9 @@ def export_pr(
         build.run_tests = run_tests
         build.reviewed_by = reviewed_by
         build.branch_prefix = branch_prefix_of(repo, branch_prefix)
-        build.upstream = base if real else entry.commit
+        # the upstream commit the base is (or, on the pin, stands for); onto a newer release of
+        # an index source its label names it, never the pin's commit
+        build.upstream = base if real else (entry.commit if label is None else "")
         exports, stopped, absorbed = _build_and_land(
             build, metas, stack, force, each=label is not None
         )
