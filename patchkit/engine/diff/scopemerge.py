@@ -209,7 +209,12 @@ def _by_lines(whole: list[bytes], mine: Scope, group: Sequence[Plan]) -> list[by
         if not (_in_order(whole, before, first, -1) and _in_order(whole, hunk.old[cut:], after, 1)):
             return None
         spans.append((at, end, list(hunk.new[hunk.lead : len(hunk.new) - hunk.trail])))
-    spans.sort(key=lambda span: span[0])
+    return _splice(ours, spans)
+
+
+def _splice(ours: list[bytes], spans: list[tuple[int, int, list[bytes]]]) -> list[bytes] | None:
+    """``ours`` with each span's lines replaced by its added lines; None where two overlap."""
+    spans = sorted(spans, key=lambda span: span[0])
     if any(a[1] > b[0] for a, b in itertools.pairwise(spans)):
         return None
     out = list(ours)
@@ -271,13 +276,7 @@ def _by_own_lines(
         if span is None or not (moved or _beside(ours, hunk, span)):
             return None
         spans.append((*span, list(hunk.new[hunk.lead : len(hunk.new) - hunk.trail])))
-    spans.sort(key=lambda span: span[0])
-    if any(a[1] > b[0] for a, b in itertools.pairwise(spans)):
-        return None
-    out = list(ours)
-    for start, stop, added in reversed(spans):
-        out[start:stop] = added
-    return out
+    return _splice(ours, spans)
 
 
 def _regions(old: list[bytes], new: list[bytes]) -> list[tuple[int, int]]:
