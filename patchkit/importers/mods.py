@@ -28,6 +28,7 @@ from pathlib import Path
 from patchkit.errors import ImportRefused
 from patchkit.importers.diffs import map_diff
 from patchkit.importers.dockerfile import is_dockerfile, to_shell
+from patchkit.importers.grepcheck import read_grep
 from patchkit.importers.modchecks import attach
 from patchkit.importers.model import Candidate, Form, Meta, Origin
 from patchkit.importers.modfiles import (
@@ -117,6 +118,8 @@ def _step(mod: Mod, step: Step) -> None:
         return  # images and containers: the Dockerfile is a source of its own
     elif name in ("rm", "mv") and not touches_target(mod, words[1:]):
         return  # build directories and the like
+    elif name == "grep" and step.asserted:
+        _grep(mod, step)
     elif name == "patch" and "--dry-run" in words:
         return  # a check whether it applies
     elif name == "patch" and ("-R" in words or "--reverse" in words):
@@ -275,6 +278,14 @@ def _check(mod: Mod, step: Step, code: str) -> None:
     check = read_check(code, line=step.line, text=text, package=package)
     mod.checks.append((len(mod.found), check))
     mod.noted.append(f"line {step.line}: a self-check, not a change: {step.text.strip()}")
+
+
+def _grep(mod: Mod, step: Step) -> None:
+    """``grep -q MARKER FILE || exit 1``: a self-check of the file's text once patched."""
+    text = step.text.strip()
+    check = read_grep(step.words, line=step.line, text=text, target=mod.target, cwd=mod.cwd)
+    mod.checks.append((len(mod.found), check))
+    mod.noted.append(f"line {step.line}: a self-check, not a change: {text}")
 
 
 def _program(

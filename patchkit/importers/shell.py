@@ -59,6 +59,7 @@ class Step:
     tolerated: bool = False  # ``|| echo ...``: the script goes on when it fails
     stdout_file: str | None = None  # ``> file`` (or ``>> file``: ``append``)
     append: bool = False
+    asserted: bool = False  # the script stops with an error when it fails (``|| exit 1``, set -e)
 
     @property
     def name(self) -> str:
@@ -105,12 +106,21 @@ def read_shell(
 class _Reader:
     def __init__(self, script: Script) -> None:
         self.script = script
+        self.errexit = False  # ``set -e`` in force: a failing plain command stops the script
 
     def block(self, node: Node, depth: int) -> None:
         if depth > MAX_DEPTH:
             raise ImportRefused(f"{self.script.path}: nested deeper than {MAX_DEPTH}")
         for child in node.named_children:
+            count = len(self.script.steps)
             self.statement(child, depth + 1, tolerated=False)
+            if self.errexit and child.type in ("command", "redirected_statement"):
+                self._assert_from(count)  # a plain command of the script under set -e
+
+    def _assert_from(self, count: int) -> None:
+        for i in range(count, len(self.script.steps)):
+            if not self.script.steps[i].tolerated:
+                self.script.steps[i] = replace(self.script.steps[i], asserted=True)
 
     def statement(self, node: Node, depth: int, *, tolerated: bool) -> None:
         kind = node.type
@@ -152,7 +162,10 @@ class _Reader:
             soft = nxt == "||" and after is not None and _is_soft(after)
             if i > 0 and parts[i - 1].type == "||" and _is_soft(part):
                 continue  # the fallback itself: nothing to translate
+            count = len(self.script.steps)
             self.statement(part, depth + 1, tolerated=tolerated or soft)
+            if nxt == "||" and after is not None and _stops(after):
+                self._assert_from(count)
 
     def pipeline(self, node: Node, tolerated: bool) -> None:
         commands = [c for c in node.named_children if c.type in ("command", "redirected_statement")]
@@ -250,6 +263,8 @@ class _Reader:
         line = node.start_point[0] + 1
         text = _text(node).splitlines()[0] if _text(node) else ""
         self.script.steps.append(Step(line, text, words, stdin, stdin_file, piped_from, tolerated))
+        if words[0] == "set":
+            self.errexit = _errexit(words[1:], self.errexit)
 
     # -- words -------------------------------------------------------------------------------
     def word(self, node: Node) -> str:
@@ -355,6 +370,23 @@ def _is_soft(node: Node) -> bool:
     """A fallback that lets the script go on: ``echo ...``, ``true``, ``:``, ``printf``."""
     words = _text(node).split()
     return bool(words) and words[0] in ("echo", "true", ":", "printf")
+
+
+def _stops(node: Node) -> bool:
+    """A fallback that ends the script with an error: ``exit 1``, ``false``, ``return 2``,
+    ``{ echo ...; exit 1; }``."""
+    text = _text(node)
+    return text.strip() == "false" or bool(re.search(r"\b(?:exit|return)\s+[1-9]", text))
+
+
+def _errexit(flags: tuple[str, ...], now: bool) -> bool:
+    """Whether ``set FLAGS`` leaves errexit on: ``-e``, ``-eux``, ``-o errexit``; ``+e`` off."""
+    for i, flag in enumerate(flags):
+        if flag.startswith(("-", "+")) and not flag.startswith(("--", "-o", "+o")) and "e" in flag:
+            now = flag.startswith("-")
+        elif flag in ("-o", "+o") and flags[i + 1 : i + 2] == ("errexit",):
+            now = flag == "-o"
+    return now
 
 
 def _unescape(text: str) -> str:
