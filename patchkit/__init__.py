@@ -50,7 +50,7 @@ _API = {
     "Outcome": "patchkit.model:Outcome",
     "PatchResult": "patchkit.model:PatchResult",
     "TargetApply": "patchkit.ops.apply:TargetApply",
-    "ApplyReport": "patchkit.ops.apply:ApplyReport",
+    "ApplyReport": "patchkit.ops.apply_tree:ApplyReport",
     "StatusReport": "patchkit.ops.status:StatusReport",
     "ResetReport": "patchkit.workspace.reset:ResetReport",
     "RecordReport": "patchkit.ops.record:RecordReport",
@@ -128,8 +128,9 @@ if TYPE_CHECKING:  # what type checkers and editors see
     from patchkit.errors import PatchkitError
     from patchkit.export.results import ExportReport
     from patchkit.model import Outcome, PatchResult
-    from patchkit.ops.apply import ApplyReport, TargetApply
+    from patchkit.ops.apply import TargetApply
     from patchkit.ops.apply import apply_target as apply
+    from patchkit.ops.apply_tree import ApplyReport
     from patchkit.ops.context import Where
     from patchkit.ops.export_pr import export_pr
     from patchkit.ops.export_series import SeriesExport

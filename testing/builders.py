@@ -11,7 +11,7 @@ from pathlib import Path
 
 from patchkit.engine.series import Blobs
 from patchkit.model import LockEntry, PatchMeta, PatchSet
-from patchkit.ops.apply import ApplyReport, apply
+from patchkit.ops.apply_tree import ApplyReport, apply
 from patchkit.ops.status import status
 from patchkit.project.lock import load_lock, move_lock
 from patchkit.project.sets import load_patchset

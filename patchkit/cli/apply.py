@@ -62,7 +62,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_apply(args: argparse.Namespace, project: Project) -> TargetApply:
     """``apply`` as the arguments ask; a failure is rendered, then raised."""
-    from patchkit.ops.apply import ApplyFailed, apply_target  # the engine: not for status
+    from patchkit.ops.apply import apply_target  # the engine: not for status
+    from patchkit.ops.apply_tree import ApplyFailed  # (likewise)
 
     try:
         return apply_target(

@@ -21,7 +21,7 @@ from patchkit.engine.series import Blobs, Overlay, run_patch
 from patchkit.errors import PatchFailed, TreeError, shown
 from patchkit.importers.formats import MARKER, is_export_dir, mail, mail_name, quilt_patch
 from patchkit.model import PatchMeta
-from patchkit.ops.apply import upstream_view
+from patchkit.ops.apply_tree import upstream_view
 from patchkit.ops.context import CACHED, Where, blobs_for, open_tree
 from patchkit.project.load import Project
 

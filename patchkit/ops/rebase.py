@@ -24,7 +24,7 @@ from typing import Any
 
 from patchkit import progress
 from patchkit.model import Lock, LockEntry, PatchMeta
-from patchkit.ops.apply import apply
+from patchkit.ops.apply_tree import apply
 from patchkit.ops.context import blobs_for
 from patchkit.ops.verify import verify_applied
 from patchkit.project.load import Project, load_project

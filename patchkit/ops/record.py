@@ -12,7 +12,7 @@ from patchkit.engine.diff.make import FileDelta, unified_diff
 from patchkit.engine.series import Blobs, Overlay, run_series, touched_paths
 from patchkit.errors import ConfigError, PatchFailed, TreeError, shown
 from patchkit.model import PatchKind, PatchMeta, PatchSet, UpstreamStatus
-from patchkit.ops.apply import series_applied, upstream_view
+from patchkit.ops.apply_tree import series_applied, upstream_view
 from patchkit.ops.context import blobs_for, open_checkout
 from patchkit.project.edits import appended_series, new_toml
 from patchkit.project.load import Project

@@ -30,7 +30,7 @@ from patchkit.cluster import KIND_PREFIX, RETRIES, Died, connect, gather, offers
 from patchkit.errors import SourceError, VerificationFailed
 from patchkit.gitrepo import GitRepo, is_repo
 from patchkit.model import LockEntry, PatchMeta, SourceKind
-from patchkit.ops.apply import apply
+from patchkit.ops.apply_tree import apply
 from patchkit.ops.context import blobs_for
 from patchkit.ops.verify import verify
 from patchkit.ops.verify_bench import Unpatched, bench_with

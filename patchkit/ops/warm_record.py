@@ -32,7 +32,8 @@ import patchkit
 from patchkit import cacheroot
 from patchkit.cache import Cache
 from patchkit.engine.fingerprint import LIBRARIES
-from patchkit.ops.apply import ApplyTrace, TargetApply
+from patchkit.ops.apply import TargetApply
+from patchkit.ops.apply_tree import ApplyTrace
 from patchkit.ops.status import StatusReport
 from patchkit.project.load import Project
 from patchkit.targets import profile

@@ -187,6 +187,7 @@ HEAVY = (
     "patchkit.tomlread",
     "patchkit.model",
     "patchkit.ops.apply",
+    "patchkit.ops.apply_tree",
     "patchkit.ops.status",
     "patchkit.ops.context",
     "patchkit.verification",

@@ -14,7 +14,7 @@ from patchkit.engine.rewrite import outcome
 from patchkit.engine.rewrite.select import Selector, from_counts
 from patchkit.engine.series import Blobs
 from patchkit.errors import PatchkitError
-from patchkit.ops.apply import apply
+from patchkit.ops.apply_tree import apply
 from patchkit.project.load import load_project
 from patchkit.workspace.reset import reset
 from patchkit.workspace.tree import Tree, checkout_tree
@@ -149,7 +149,7 @@ def test_bytes_read_earlier_are_never_paired_with_a_later_fingerprint(
 ) -> None:
     """An apply reads each file once. A file saved after that read but before a later rewrite
     looks at it has a new fingerprint and old bytes: no verdict may be kept from that pair."""
-    from patchkit.ops.apply import _Seen
+    from patchkit.ops.apply_tree import _Seen
     from testing.builders import Upstream
 
     monkeypatch.setattr(outcome, "_SETTLED_NS", -(10**12))  # trust every time stamp

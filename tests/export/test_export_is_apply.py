@@ -15,7 +15,7 @@ import pytest
 
 from patchkit.export.prtext import Identity
 from patchkit.model import PrState
-from patchkit.ops.apply import apply
+from patchkit.ops.apply_tree import apply
 from patchkit.ops.context import blobs_for
 from patchkit.ops.export_pr import export_pr
 from patchkit.project.load import Project, load_project

@@ -12,7 +12,7 @@ import pytest
 
 from patchkit.engine.series import Blobs
 from patchkit.errors import TreeError
-from patchkit.ops.apply import upstream_view
+from patchkit.ops.apply_tree import upstream_view
 from patchkit.ops.export_series import SeriesExport, export_series
 from patchkit.project.load import load_project
 from patchkit.project.sets import read_toml

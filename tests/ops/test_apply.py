@@ -12,7 +12,7 @@ import patchkit.workspace.tree
 import patchkit.workspace.txn
 from patchkit.errors import TreeError
 from patchkit.model import Outcome
-from patchkit.ops.apply import ApplyFailed
+from patchkit.ops.apply_tree import ApplyFailed
 from patchkit.workspace.state import StateStore
 from testing.builders import Scenario, file_stamps, git_status, snapshot
 
@@ -313,7 +313,7 @@ def test_an_edit_made_while_apply_runs_is_kept_and_nothing_is_written(
 ) -> None:
     """Someone saves a file after apply read it and before apply writes: apply refuses, the
     edit stays, nothing is written, and a later apply patches the edited file."""
-    import patchkit.ops.apply as ops_apply
+    import patchkit.ops.apply_tree as ops_apply
 
     s = four_patches(tmp_path)
     real = ops_apply.run_series

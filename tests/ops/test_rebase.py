@@ -18,7 +18,7 @@ from patchkit.cli.rebase import changed_patches
 from patchkit.engine.series import Blobs
 from patchkit.errors import ConfigError, PatchkitError, RebaseStopped, TreeError
 from patchkit.model import Outcome
-from patchkit.ops.apply import apply
+from patchkit.ops.apply_tree import apply
 from patchkit.ops.rebase import RebaseReport, abort_rebase, continue_rebase, rebase
 from patchkit.project.load import load_project
 from patchkit.rebasing.bisect import first_change

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from patchkit.ops.apply import upstream_view
+from patchkit.ops.apply_tree import upstream_view
 from patchkit.ops.show import show
 from testing.builders import Scenario
 

@@ -20,7 +20,8 @@ from patchkit.engine.series import Blobs, touched_paths
 from patchkit.errors import TreeError
 from patchkit.gitrepo import blob_id
 from patchkit.model import LockEntry, PatchMeta
-from patchkit.ops.apply import ApplyFailed, apply, split_applicable
+from patchkit.ops.apply import split_applicable
+from patchkit.ops.apply_tree import ApplyFailed, apply
 from patchkit.ops.status import PatchState, status
 from patchkit.ops.verify import verify, verify_applied
 from patchkit.project.load import load_project
