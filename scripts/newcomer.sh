@@ -105,9 +105,9 @@ check "the retired patch says merged in 0.22.0" sh -c \
 step 2 patchkit rebase --target vllm --abort  # nothing to abort: a usage error
 git checkout -q -- upstream.lock patchsets  # a person drops the rebase (or commits it)
 
-# exit 6: mamba-ssu-blackwell-sm12x stops alone, its upstream test passing without the change on
-# an H200 (patchsets/vllm-spark/upstream-tests/results.json); the other patches export
-step 6 patchkit export-pr --target vllm --onto pin --identity "New Comer <newcomer@example.com>"
+# one branch per patch on the pin; each PR text names its upstream test's runs without and with
+# the change (patchsets/vllm-spark/upstream-tests/results.json), or says it has not run
+step 0 patchkit export-pr --target vllm --onto pin --identity "New Comer <newcomer@example.com>"
 
 left=$(git status --porcelain)
 if [ -n "$left" ]; then printf '\nworking copy NOT clean:\n%s\n' "$left"; fi

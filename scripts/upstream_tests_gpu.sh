@@ -9,11 +9,12 @@
 # call, split the run: `scripts/upstream_tests_gpu.sh install` carrying .whl (again carrying .whl2
 # where the carry script made one), then (while the
 # machine is warm) `scripts/upstream_tests_gpu.sh TARGET` carrying .carry.
-#   scripts/upstream_tests_gpu.sh install|vllm|flashinfer
+#   scripts/upstream_tests_gpu.sh install|vllm|flashinfer [PATCH_ID...]   # ids: only those patches
 set -uo pipefail
-what=${1:?usage: scripts/upstream_tests_gpu.sh install|vllm|flashinfer}
+what=${1:?usage: scripts/upstream_tests_gpu.sh install|vllm|flashinfer [PATCH_ID...]}
+shift; only=(); for id in "$@"; do only+=(--patch "$id"); done
 repo=$(pwd); out=${OUT:-/tmp/out}; site=/tmp/upstream-tests-site; mkdir -p "$out"
-for wheels in .whl .whl2; do  # each call adds its wheels; a namespace package (opentelemetry)
+for wheels in .whl .whl2 .whl3; do  # each call adds its wheels; a namespace package (opentelemetry)
   ls "$wheels"/*.whl >/dev/null 2>&1 || continue  # split over two calls is merged, never replaced
   rm -rf /tmp/upstream-tests-new
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
@@ -45,6 +46,6 @@ case "$what" in
   *) echo "unknown target $what" >&2; exit 2 ;;
 esac
 timeout 560 python3 scripts/upstream_tests.py prove --target "$what" --checkout "$tree" \
-  --prepare "$prepare" --out "$out/upstream-$what.json"
+  --prepare "$prepare" --out "$out/upstream-$what.json" ${only[@]+"${only[@]}"}
 echo "exit $?"
 } 2>&1 | tee "$out/upstream-$what.log"
