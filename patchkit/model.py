@@ -355,6 +355,7 @@ class Rule(str, enum.Enum):
     SCOPE_MERGE = "scope-merge"  # merged from the base blob, its scope against the same scope
     SCOPE_LINES = "scope-lines"  # lines inserted in its context: its lines, once in its scope
     ONE_SIDE = "one-side"  # one side of its context changed upstream: placed by the other side
+    PARAGRAPH = "paragraph"  # upstream inserted lines at its point: the side blank lines tell
     UPSTREAM = "already-upstream"  # its new lines are there already: nothing written
     ANCHOR = "anchor"  # a rewrite's edit site, in a definition its anchor (name or pattern) matches
     NONE = "none"  # not placed (see the outcome)

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from patchkit.engine.diff.fileview import FileView
 from patchkit.engine.diff.follow import follow, follow_file
 from patchkit.engine.diff.onesided import place_one_sided
+from patchkit.engine.diff.paragraph import place_in_paragraph
 from patchkit.engine.diff.parse import FilePatch, Hunk, split_lines
 from patchkit.engine.diff.placement import Placer, Plan, PlanState, place, replacement
 from patchkit.engine.diff.relocate import elsewhere, moved_file, scopes_gone
@@ -211,7 +212,9 @@ def _one_sided(job: Job, placer: Placer, saved: list[Plan]) -> FileResult | None
     side of its context upstream left intact, or None (the conflict stands)."""
     placer.plans = saved
     for plan in saved:
-        if plan.state == PlanState.MISSING and not place_one_sided(placer, plan):
+        if plan.state != PlanState.MISSING:
+            continue
+        if not (place_one_sided(placer, plan) or place_in_paragraph(placer, plan)):
             return None
     applying = [p for p in placer.plans if p.state == PlanState.APPLY]
     if _overlapping(applying):

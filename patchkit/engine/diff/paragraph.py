@@ -1,0 +1,113 @@
+"""Placing an inserted block where upstream inserted lines at the same point, by paragraphs.
+
+A hunk that only inserts lines, whose context is intact on both sides, but upstream put lines
+of its own between the two sides (a newer release above an older one in a list, a comment
+above the line the block goes before): a merge cannot tell which goes first and conflicts.
+Blank lines tell. At base the block was *joined* to a side when no blank line stood between
+them (its first line right under a non-blank leading line, or its last line right above a
+non-blank trailing line). The block goes right after the leading side or right before the
+trailing side, whichever place
+
+- keeps it joined to the very line it was joined to at base (a side it was not joined to may
+  become upstream's lines, which then precede or follow it in the same paragraph), and
+- does not split a paragraph of the target (two non-blank lines side by side) with a block
+  that opens or ends with a blank line.
+
+Only one place may qualify: when both do (or neither), the conflict stands. The place must be
+in the scope the hunk had at base (no look-alike twin), and the two sides must say something.
+Without blank lines around it (a list of ``||`` alternatives) the block is joined on both
+sides, and the rule never chooses: that order is a guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from patchkit.engine.diff.fileview import FileView, common_prefix
+from patchkit.engine.diff.onesided import trimmed
+from patchkit.engine.diff.parse import Hunk
+from patchkit.engine.diff.placement import Placer, Plan, PlanState, weight
+from patchkit.model import Rule
+
+_BETWEEN = 8  # lines upstream may have put between the two sides, at most
+
+
+def _blank(line: bytes) -> bool:
+    return not line.strip()
+
+
+def _joined(above: bytes | None, below: bytes | None) -> bool:
+    """Two lines side by side are one paragraph (neither blank, neither the file's end)."""
+    return above is not None and below is not None and not _blank(above) and not _blank(below)
+
+
+def _sides(target: FileView, hunk: Hunk) -> tuple[int, int] | None:
+    """The one pair (leading side's start, trailing side's start) with upstream's lines
+    (1 to ``_BETWEEN``) between them; None when there is not exactly one."""
+    lead, trail = hunk.old[: hunk.lead], hunk.old[hunk.lead :]
+    if sum(weight(line) for line in (*lead, *trail)) < 2:
+        return None
+    ends = {s + len(lead) for s in target.find(lead)}
+    pairs = [
+        (end - len(lead), t) for t in target.find(trail) for end in ends if 0 < t - end <= _BETWEEN
+    ]
+    return pairs[0] if len(pairs) == 1 else None
+
+
+def _fits(lines: Sequence[bytes], at: int, hunk: Hunk, base_joins: tuple[bool, bool]) -> bool:
+    """Whether the block, inserted before ``lines[at]``, keeps its base joins (to the same
+    lines) and splits no paragraph of the target."""
+    added = hunk.added
+    above = lines[at - 1] if at > 0 else None
+    below = lines[at] if at < len(lines) else None
+    lead_line, trail_line = hunk.old[hunk.lead - 1], hunk.old[hunk.lead]
+    if base_joins[0] and (not _joined(above, added[0]) or above != lead_line):
+        return False
+    if base_joins[1] and (not _joined(added[-1], below) or below != trail_line):
+        return False
+    opens_or_ends_blank = _blank(added[0]) or _blank(added[-1])
+    return not (opens_or_ends_blank and _joined(above, below))
+
+
+def _in_scope(placer: Placer, plan: Plan, at: int) -> bool:
+    """With a grammar, the place is in the scope path the hunk had at base, and no twin."""
+    base, target = placer.base, placer.target
+    if target.tree is None:
+        return True
+    if base is None or base.tree is None or plan.base_at is None:
+        return False
+    want = base.hunk_scope(plan.hunk, plan.base_at)
+    got = common_prefix([target.tree.scope_path(r) for r in (at - 1, at) if r >= 0])
+    return got == want and (not want or len(target.tree.find(want)) == 1)
+
+
+def place_in_paragraph(placer: Placer, plan: Plan) -> bool:
+    """Place an inserted block by the paragraphs around it, where upstream inserted lines
+    at the same point; True when placed (the plan holds the hunk cut to the side it keeps)."""
+    hunk = plan.hunk
+    if plan.base_at is None or not hunk.lead or not hunk.trail or not hunk.added:
+        return False
+    if len(hunk.old) != hunk.lead + hunk.trail:
+        return False  # one block of inserted lines, nothing removed
+    sides = _sides(placer.target, hunk)
+    if sides is None:
+        return False
+    lines, added = placer.target.lines, hunk.added
+    joins = (
+        _joined(hunk.old[hunk.lead - 1], added[0]),
+        _joined(added[-1], hunk.old[hunk.lead]),
+    )
+    after_lead, before_trail = sides[0] + hunk.lead, sides[1]
+    fitting = [at for at in (after_lead, before_trail) if _fits(lines, at, hunk, joins)]
+    if len(fitting) != 1 or not _in_scope(placer, plan, fitting[0]):
+        return False
+    keep_lead = fitting[0] == after_lead
+    plan.hunk = trimmed(hunk, 0, hunk.trail) if keep_lead else trimmed(hunk, hunk.lead, 0)
+    plan.spots = [sides[0] if keep_lead else sides[1]]
+    plan.base_at = plan.base_at + (0 if keep_lead else hunk.lead)
+    plan.rule, plan.state = Rule.PARAGRAPH, PlanState.APPLY
+    side = "leading" if keep_lead else "trailing"
+    plan.note = (
+        f"upstream inserted lines at the same point: kept beside its {side} side by paragraphs"
+    )
+    return True

@@ -1,0 +1,95 @@
+"""A block inserted where upstream inserted lines of its own at the same point: blank lines tell
+which side it keeps (the line it sticks to at base), or the conflict stands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from patchkit.model import Outcome, Rule
+from tests.conftest import dedent
+from tests.engine.test_placement import ported
+
+NOTES = dedent(
+    """
+    Release Notes
+    =============
+
+    .. toctree::
+       :maxdepth: 1
+
+       release.1.0.0
+       release.0.19.1
+       release.0.19.0
+    """
+)
+
+
+def test_a_list_entry_stays_above_the_line_it_preceded(tmp_path: Path) -> None:
+    """The newer release went above the same entry upstream: the block sticks to the entry
+    below it (no blank line between them at base), after upstream's line."""
+    patched = NOTES.replace("   release.1.0.0\n", "   release.1.0.1\n   release.1.0.0\n")
+    upstream = NOTES.replace("   release.1.0.0\n", "   release.1.1.0\n   release.1.0.0\n")
+    report, text = ported(tmp_path, "doc/release.rst", NOTES, patched, upstream)
+    assert report.outcome is Outcome.CARRIED, report.result.details
+    assert "release.1.1.0\n   release.1.0.1\n   release.1.0.0\n" in text
+    (mark,) = report.result.placements
+    assert mark.rule is Rule.PARAGRAPH
+    assert "trailing" in mark.note
+
+
+SPEC = dedent(
+    """
+    Name: ucx
+    License: BSD
+    URL: http://www.openucx.org
+    Source: https://example.org/ucx.tar.gz
+
+    ExclusiveArch: aarch64 ppc64le x86_64
+
+    BuildRequires: numactl-devel
+    BuildRequires: automake autoconf libtool
+    """
+)
+
+
+def test_a_paragraph_of_its_own_never_splits_upstreams(tmp_path: Path) -> None:
+    """A paragraph inserted after a blank line; upstream put a comment right above the line
+    below (one paragraph with it): the block goes after the blank line, not between them."""
+    new = "BuildRoot: %(mktemp -ud)\n\n"
+    patched = SPEC.replace("\nExclusiveArch", f"\n{new}ExclusiveArch")
+    upstream = SPEC.replace("\nExclusiveArch", "\n# only these architectures\nExclusiveArch")
+    report, text = ported(tmp_path, "ucx.spec.in", SPEC, patched, upstream)
+    assert report.outcome is Outcome.CARRIED, report.result.details
+    assert text == upstream.replace("\n# only", f"\n{new}# only")
+    (mark,) = report.result.placements
+    assert mark.rule is Rule.PARAGRAPH
+    assert "leading" in mark.note
+
+
+FLAGS = dedent(
+    """
+    options that are always too hard:
+      -fdump-
+      -MJ
+      --config-system-dir=
+      --config-user-dir=
+    """
+)
+
+
+def test_an_entry_in_a_paragraph_both_sides_stick_to_stays_a_conflict(tmp_path: Path) -> None:
+    """No blank line around the block: it sticks to both sides, upstream's line took one of
+    those places; which goes first is a guess, so the conflict stands."""
+    patched = FLAGS.replace("  -MJ\n", "  -fcallgraph-info=\n  -MJ\n")
+    upstream = FLAGS.replace("  -MJ\n", "  -Yc\n  -MJ\n")
+    report, _ = ported(tmp_path, "flags.txt", FLAGS, patched, upstream)
+    assert report.outcome is Outcome.CONFLICT
+
+
+def test_two_paragraphs_at_one_point_stay_a_conflict(tmp_path: Path) -> None:
+    """The block and upstream's lines are both whole paragraphs at one point: either order
+    keeps every paragraph whole, so the conflict stands."""
+    patched = SPEC.replace("\nExclusiveArch", "\nBuildRoot: %(mktemp -ud)\n\nExclusiveArch")
+    upstream = SPEC.replace("\nExclusiveArch", "\nPrefix: /usr\n\nExclusiveArch")
+    report, _ = ported(tmp_path, "ucx.spec.in", SPEC, patched, upstream)
+    assert report.outcome is Outcome.CONFLICT
