@@ -134,6 +134,49 @@ def goals(results: list[Result]) -> str:
     return "goals: " + "; ".join(marks)
 
 
+def acceptance(results: list[Result], title: str = "all projects") -> str:
+    """Issue 27's three bars and the placement time, side by side from one run: exact on >= 90 %
+    of all cases, wrong on none where a baseline is exact, no success with a conflicted or
+    unplaced hunk; placement median <= 0.1 s in-process."""
+    exact = tally(results, "patchkit")["exact"]
+    whole = exact / len(results) if results else 0.0
+    wrong = sum(m["patchkit"] == "wrong" for m in misses(results))
+    flawed = sum(UNPLACED in r.runs["patchkit"].note for r in results if "patchkit" in r.runs)
+    secs = [r.runs["patchkit"].placement for r in results if "patchkit" in r.runs]
+    median = statistics.median(secs) if secs else 0.0
+    marks = [f"exact {exact:.0f}/{len(results)} = {whole:.1%} (>= 90 %: {_yes(whole >= 0.9)})",
+             f"wrong where a baseline is exact: {wrong} (0: {_yes(wrong == 0)})",
+             f"successes with a conflicted or unplaced hunk: {flawed} (0: {_yes(flawed == 0)})",
+             f"placement median {median:.3f} s, p90 {p90(secs):.3f} s "
+             f"(<= 0.1 s: {_yes(median <= 0.1)})"]  # fmt: skip
+    return f"acceptance, {title}: " + " | ".join(marks)
+
+
+def _yes(held: bool) -> str:
+    return "yes" if held else "NO"
+
+
+def project_of(result: Result) -> str:
+    return Path(result.case.repo).parent.name
+
+
+def side_by_side(results: list[Result]) -> Iterator[str]:
+    """One markdown row per project (and the total): exact/wrong/failed of every tool."""
+    yield "| project (cases) | " + " | ".join(TOOLS) + " |"
+    yield "|---" * (len(TOOLS) + 1) + "|"
+    groups = [("all", results)] + [
+        (name, [r for r in results if project_of(r) == name])
+        for name in sorted({project_of(r) for r in results})
+    ]
+    for name, group in groups:
+        cells = [_cell(tally(group, tool)) for tool in TOOLS]
+        yield f"| {name} ({len(group)}) | " + " | ".join(cells) + " |"
+
+
+def _cell(t: dict[str, float]) -> str:
+    return f"{t['exact']:.0f}/{t['wrong']:.0f}/{t['failed']:.0f}"
+
+
 def report(results: list[Result]) -> Iterator[str]:
     yield from table(results, "all projects")
     for project in sorted({Path(r.case.repo).parent.name for r in results}):
@@ -175,7 +218,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--repo", type=Path, action="append", default=[], help="a git directory")
     p.add_argument("--branch", action="append", default=[], help="release branches to mine")
     p.add_argument("--max-cases", type=int, default=40, help="per repository")
-    p.add_argument("--cases", type=Path, help="re-run the cases of a --misses or --json file")
+    p.add_argument("--cases", type=Path, action="append", default=[],
+                   help="run the cases of a --write-cases, --misses or --json file (repeatable)")  # fmt: skip
+    p.add_argument("--write-cases", type=Path, help="write the mined cases here and stop")
+    p.add_argument("--without", action="append", default=[], metavar="PROJECT",
+                   help="also give the acceptance figures without this project (owner+name)")  # fmt: skip
     p.add_argument("--patchkit", choices=("api", "cli"), default="api")
     p.add_argument("--patchkit-root", type=Path, default=ROOT, help="measure this tree's patchkit")
     p.add_argument(
@@ -190,31 +237,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     PATCHKIT_ROOT[0] = args.patchkit_root.resolve()
-    if args.cases:
-        cases = load_cases(args.cases)
-    else:
-        cases = [c for repo in args.repo
-                 for c in mine(repo, branches=args.branch, limit=args.max_cases)]  # fmt: skip
+    cases = gather(args)
     if not cases:
         print("no cases: pass --repo GIT_DIR (a repository with cherry-picked backports)")
         return 2
-    runners = tools(args.patchkit)
-    results = []
-    with tempfile.TemporaryDirectory(prefix="bench_port-") as scratch:
-        for case in cases:
-            results.append(run_case(case, Path(scratch), runners))
-            if args.verbose:
-                line = " ".join(f"{t}={r.score}" for t, r in results[-1].runs.items())
-                print(f"{case.name} {line} [{results[-1].runs['patchkit'].note}]", flush=True)
+    if args.write_cases:
+        args.write_cases.write_text(json.dumps([asdict(c) for c in cases], indent=1))
+        print(f"{len(cases)} cases written to {args.write_cases}")
+        return 0
+    results = run_all(cases, args.patchkit, verbose=args.verbose)
     print(describe(PATCHKIT_ROOT[0]))
     print("\n".join(report(results)))
-    missed = misses(results)
-    args.misses.write_text(json.dumps(missed, indent=1))
-    print(f"\n{len(missed)} cases where patchkit is wrong or failed and a baseline is exact"
-          f" (written to {args.misses}):")  # fmt: skip
-    for m in missed:
-        print(f"  {m['name']} {m['patchkit']}: {m['patchkit_note']} | exact: "
-              f"{', '.join(m['baselines_exact'])} | {m['subject'][:60]}")  # fmt: skip
+    print("\n".join(write_misses(results, args.misses)))
     if args.json:
         rows = [
             asdict(r.case) | {"runs": {t: asdict(x) for t, x in r.runs.items()}} for r in results
@@ -223,7 +257,48 @@ def main(argv: list[str] | None = None) -> int:
     if args.compare:
         print(f"\npatchkit's score changed since {args.compare}:")
         print("\n".join(changes(json.loads(args.compare.read_text()), results)) or "  none")
+    print("\n".join(summary(results, args.without)))
     return 0
+
+
+def gather(args: argparse.Namespace) -> list[Case]:
+    if args.cases:
+        return [case for path in args.cases for case in load_cases(path)]
+    return [c for repo in args.repo
+            for c in mine(repo, branches=args.branch, limit=args.max_cases)]  # fmt: skip
+
+
+def run_all(cases: list[Case], mode: str, *, verbose: bool) -> list[Result]:
+    runners = tools(mode)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="bench_port-") as scratch:
+        for case in cases:
+            results.append(run_case(case, Path(scratch), runners))
+            if verbose:
+                line = " ".join(f"{t}={r.score}" for t, r in results[-1].runs.items())
+                print(f"{case.name} {line} [{results[-1].runs['patchkit'].note}]", flush=True)
+    return results
+
+
+def write_misses(results: list[Result], path: Path) -> Iterator[str]:
+    missed = misses(results)
+    path.write_text(json.dumps(missed, indent=1))
+    yield (f"\n{len(missed)} cases where patchkit is wrong or failed and a baseline is exact"
+           f" (written to {path}):")  # fmt: skip
+    for m in missed:
+        yield (f"  {m['name']} {m['patchkit']}: {m['patchkit_note']} | exact: "
+               f"{', '.join(m['baselines_exact'])} | {m['subject'][:60]}")  # fmt: skip
+
+
+def summary(results: list[Result], without: list[str]) -> Iterator[str]:
+    """The closing lines: every project side by side (exact/wrong/failed per tool), then the
+    acceptance figures over all cases and, per --without, over the cases of the other projects."""
+    yield "\nexact/wrong/failed per project, side by side:"
+    yield from side_by_side(results)
+    yield acceptance(results)
+    if without:
+        rest = [r for r in results if project_of(r) not in without]
+        yield acceptance(rest, f"without {', '.join(without)}")
 
 
 def changes(earlier: list[dict], results: list[Result]) -> list[str]:

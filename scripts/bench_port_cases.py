@@ -239,7 +239,14 @@ def _port_api(
         return False, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
     except Exception as exc:  # a crash is a failure of the tool, and the table says so
         return False, f"crash {type(exc).__name__}: {exc}"[:200]
-    return report.outcome.ok, why(report) + unplaced(report)
+    return succeeded(report), why(report) + unplaced(report)
+
+
+def succeeded(report: Any) -> bool:
+    """What the command line's exit 0 means: the port wrote the change (``partly-upstreamed``
+    included: the rest applied over what upstream had); ``outcome.ok`` alone would score a
+    partly upstreamed port failed. Trees before PortReport.succeeded: ``outcome.ok``."""
+    return bool(getattr(report, "succeeded", report.outcome.ok))
 
 
 UNPLACED = " [SUCCESS WITH A CONFLICTED OR UNPLACED HUNK]"
@@ -252,13 +259,13 @@ def unplaced(report: Any) -> str:
     marks = getattr(result, "placements", ())
     bad = getattr(result, "details", ()) or getattr(result, "conflicted", ())
     bad = bad or any(str(getattr(m.rule, "value", m.rule)) == "none" for m in marks)
-    return UNPLACED if report.outcome.ok and bad else ""
+    return UNPLACED if succeeded(report) and bad else ""
 
 
 def why(report: Any) -> str:
     """The outcome, and for a refusal where and why (the first detail patchkit gives)."""
     outcome = report.outcome
-    details = getattr(report.result, "details", ()) if not outcome.ok else ()
+    details = getattr(report.result, "details", ()) if not succeeded(report) else ()
     if not details:
         return str(outcome.value)
     first = details[0]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import shutil
 import sys
@@ -239,3 +240,77 @@ def test_the_share_line_counts_exact_of_all_cases_and_of_those_some_tool_gets() 
     assert bench.placement(results) == (
         "patchkit placement in-process (run_patch): median 0.010 s, p90 0.010 s; <= 0.1 s: yes"
     )
+
+
+def _two_projects() -> list:
+    """proj: patchkit exact where git apply is too, and wrong where git apply is exact; other:
+    patchkit exact but a hunk left conflicted (marked), git apply failed."""
+    case = bench.Case("/r/proj/repo", "c" * 40, "x" * 40, ("a",))
+    other = bench.Case("/r/other/repo", "d" * 40, "y" * 40, ("b",))
+
+    def result(c: object, patchkit: str, note: str, baseline: str, placed: float) -> object:
+        runs = {"patchkit": bench.Run("patchkit", patchkit, 0.05, note, placed)}
+        return bench.Result(c, runs | {"git apply": bench.Run("git apply", baseline, 0.01)})
+
+    return [
+        result(case, "exact", "carried", "exact", 0.01),
+        result(case, "wrong", "carried", "exact", 0.03),
+        result(other, "exact", "partly-upstreamed" + bench.UNPLACED, "failed", 0.2),
+    ]
+
+
+def test_the_acceptance_line_gives_issue_27s_three_bars_and_the_placement_time_together() -> None:
+    results = _two_projects()
+
+    assert bench.acceptance(results) == (
+        "acceptance, all projects: exact 2/3 = 66.7% (>= 90 %: NO) | wrong where a baseline is "
+        "exact: 1 (0: NO) | successes with a conflicted or unplaced hunk: 1 (0: NO) | placement "
+        "median 0.030 s, p90 0.200 s (<= 0.1 s: yes)"
+    )
+
+
+def test_the_summary_puts_projects_side_by_side_and_repeats_the_bars_without_a_project() -> None:
+    lines = list(bench.summary(_two_projects(), ["other"]))
+
+    assert lines[1:6] == [
+        "| project (cases) | patchkit | git apply | git apply -3 | patch --fuzz=2 |",
+        "|---|---|---|---|---|",
+        "| all (3) | 2/1/0 | 2/0/1 | 0/0/0 | 0/0/0 |",
+        "| other (1) | 1/0/0 | 0/0/1 | 0/0/0 | 0/0/0 |",
+        "| proj (2) | 1/1/0 | 2/0/0 | 0/0/0 | 0/0/0 |",
+    ]
+    assert lines[6].startswith("acceptance, all projects: exact 2/3")
+    assert lines[7].startswith("acceptance, without other: exact 1/2 = 50.0% (>= 90 %: NO) | wrong")
+    assert "conflicted or unplaced hunk: 0 (0: yes)" in lines[7]
+
+
+def test_mined_cases_are_written_and_read_back_as_the_same_cases(
+    history: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    saved = tmp_path / "cases.json"
+
+    code = bench.main(["--repo", str(history["repo"]), "--write-cases", str(saved)])
+
+    assert code == 0
+    assert "1 cases written to" in capsys.readouterr().out
+    assert bench.load_cases(saved) == bench.mine(history["repo"], branches=[], limit=40)
+
+
+def test_a_partly_upstreamed_port_counts_as_a_success_as_its_exit_0_does(tmp_path: Path) -> None:
+    from types import SimpleNamespace as NS
+
+    cases = importlib.import_module("bench_port_cases")
+    case = bench.Case("/r/proj/repo", "c" * 40, "x" * 40, ("a",))
+    partly = NS(outcome=NS(ok=False, value="partly-upstreamed"), succeeded=True, result=NS())
+    conflicted = NS(outcome=partly.outcome, succeeded=True, result=NS(conflicted=("a",)))
+    refused = NS(outcome=NS(ok=False, value="conflict"), succeeded=False, result=NS())
+
+    def port(report: object) -> object:
+        return lambda **kwargs: report
+
+    def run(report: object) -> tuple[bool, str]:
+        return cases._port_api(port(report), RuntimeError, tmp_path, tmp_path / "p", case)
+
+    assert run(partly) == (True, "partly-upstreamed")
+    assert run(conflicted) == (True, "partly-upstreamed" + bench.UNPLACED)
+    assert run(refused) == (False, "conflict")
