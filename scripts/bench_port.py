@@ -18,7 +18,18 @@ success but a file differs) or failed (refused, rejected or conflicted). Time is
 Python API in this process (``--patchkit cli`` runs its command line instead).
 
 Cases where patchkit is wrong or fails while a baseline is exact are written to ``--misses``
-(JSON); ``--cases FILE`` re-runs exactly the cases of such a file.
+(JSON); ``--cases FILE`` re-runs exactly the cases of such a file. The run ends with every
+project side by side (exact/wrong/failed per tool) and issue 27's acceptance line: exact % of
+all cases, wrong where a baseline is exact, successes with a conflicted or unplaced hunk, and
+the placement median/p90 in-process (``--without PROJECT``: the same line without it).
+
+Issue 27's run (12 projects, docs/bench.md has the figures): mine each mirror by the one rule
+(every local branch, newest first, 40 per project), then run all cases at once::
+
+    python scripts/bench_port.py --repo /work/.mirror/NVIDIA+cccl/repo --max-cases 40 \\
+        --write-cases /tmp/bench27/NVIDIA+cccl.json     # likewise each project (docs/bench.md)
+    python scripts/bench_port.py --cases /tmp/bench27/all_cases.json -v \\
+        --json /tmp/bench27/all_run.json --without NVIDIA+cccl --without open-mpi+ompi
 """
 
 from __future__ import annotations
