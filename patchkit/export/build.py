@@ -332,7 +332,7 @@ def _text_input(
         identity=commit_identity(ctx.repo, ctx.identity, meta),
         dependencies=deps,
         stacked=stacked,
-        upstream_test=section(meta, run, elsewhere(meta) if run else None),
+        upstream_test=section(meta, run, elsewhere(meta) if run else None, base=ctx.base_label),
         test_outcome=run.result if run else "",
         reviewed_by=ctx.reviewed_by,
     )

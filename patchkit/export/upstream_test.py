@@ -243,11 +243,18 @@ def not_added(meta: PatchMeta, why: str) -> UpstreamRun:
     return UpstreamRun(command(test), "not added", why)
 
 
-def section(meta: PatchMeta, run: UpstreamRun | None, elsewhere: UpstreamRun | None = None) -> str:
+def section(
+    meta: PatchMeta,
+    run: UpstreamRun | None,
+    elsewhere: UpstreamRun | None = None,
+    *,
+    base: str = "",
+) -> str:
     """Markdown: the test this PR adds, where it reproduced the bug (failed without the change)
     and where the fix passed it, on which device and versions; or why it has not run. Its
     command is in the test plan. ``elsewhere``: a run from another upstream commit, said as
-    such when this branch's base has none."""
+    such when this branch's base has none. ``base``: how the text names the branch's base, said
+    for a run that names no upstream commit (a source release's stand-in)."""
     test = meta.export.test
     if test is None or run is None:
         return ""
@@ -257,15 +264,16 @@ def section(meta: PatchMeta, run: UpstreamRun | None, elsewhere: UpstreamRun | N
     if run.result == "not run":
         said = f"The test this PR adds ({files}) has not been run from this branch's base: {run.detail}."
         return f"{said} {_both(elsewhere, 'another upstream commit, ')}" if elsewhere else said
-    return f"The test this PR adds ({files}): {_both(run, '')}"
+    return f"The test this PR adds ({files}): {_both(run, '', base)}"
 
 
-def _both(run: UpstreamRun, other: str) -> str:
+def _both(run: UpstreamRun, other: str, base: str = "") -> str:
     """ "On upstream commit X: without this change it failed (...); with it, passed (...). Both
     on <device and versions> (date)." """
-    where = (
-        f"On {other}upstream commit {run.upstream[:12]}" if run.upstream else f"On {other}its base"
-    )
+    if run.upstream:
+        where = f"On {other}upstream commit {run.upstream[:12]}"
+    else:
+        where = f"On {base}" if base else f"On {other}its base"
     unpatched = run.unpatched.partition(" (")
     without = (
         f"**{unpatched[0]}** ({unpatched[2].rstrip(')')})"
