@@ -180,7 +180,11 @@ def _needs(spec: TestSpec) -> str:
     if not spec.gpu:
         return "CPU"
     cap = spec.min_capability
-    return f"needs a CUDA GPU of compute capability {cap[0]}.{cap[1]} or newer" if cap else "GPU"
+    return (
+        f"needs a CUDA GPU of compute capability {cap[0]}.{cap[1]} or newer"
+        if cap
+        else "needs a CUDA GPU"
+    )
 
 
 def _added(f: Facts) -> list[tuple[str, str]]:

@@ -252,6 +252,16 @@ def test_the_upstream_test_the_pr_adds_is_in_the_plan(tmp_path: Path) -> None:
     assert "`tests/kernels/test_ssu.py -k sm12x` needs a CUDA GPU of compute capability 9.0" in body
 
 
+def test_a_gpu_test_with_no_capability_needs_a_cuda_gpu(tmp_path: Path) -> None:
+    """Said as a sentence (it read "`... -k sm12x` GPU.")."""
+    (tmp_path / "set" / "upstream-tests").mkdir(parents=True)
+    (tmp_path / "set" / "upstream-tests" / "t.diff").write_text("a test\n")
+    added = '\n[export.test]\nfile = "upstream-tests/t.diff"\nrun = ["tests/t.py"]\ngpu = true\n'
+    meta = make_patch(tmp_path / "set", "vllm", SSU_META + added)
+    body = text(meta, VLLM, VLLM_TEMPLATE, ("x.py",)).body
+    assert "`tests/t.py` needs a CUDA GPU.\n" in body
+
+
 def test_a_title_over_72_is_refused(tmp_path: Path) -> None:
     meta = make_patch(
         tmp_path / "set",
