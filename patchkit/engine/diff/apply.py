@@ -41,6 +41,7 @@ from patchkit.engine.diff.result import (
 )
 from patchkit.engine.diff.resultcheck import checked
 from patchkit.engine.diff.scopemerge import Edit, ScopeMerge, Stop, apply_at_base, misplaced
+from patchkit.engine.diff.spanning import merged_by_parts
 from patchkit.engine.diff.wholefile import deleted_file, new_file
 from patchkit.gitrepo import blob_id
 from patchkit.model import ConflictDetail, FileChange, Outcome, Placement, Rule, Step
@@ -202,9 +203,25 @@ def _placed(job: Job, lines: list[bytes]) -> FileResult:
     saved = [dataclasses.replace(p) for p in plans]  # as placed, before a merge changes them
     merged = _merged(job, placer, missing)
     if merged.outcome is Outcome.CONFLICT:
-        again = [dataclasses.replace(p) for p in saved]
-        return _one_sided(job, placer, saved) or follow(job, base, placer.target, again) or merged
+        again, parts = ([dataclasses.replace(p) for p in saved] for _ in range(2))
+        return (
+            _one_sided(job, placer, saved)
+            or _by_parts(job, placer, parts)
+            or follow(job, base, placer.target, again)
+            or merged
+        )
     return merged
+
+
+def _by_parts(job: Job, placer: Placer, plans: list[Plan]) -> FileResult | None:
+    """The merge conflicted: a hunk spanning several scopes merged part by part, each in
+    its own scope (:mod:`patchkit.engine.diff.spanning`), or None (the conflict stands)."""
+    edits = merged_by_parts(placer, plans, job.merge, _labels(job))
+    return _finish(job, placer, edits, Step.THREE_WAY) if edits is not None else None
+
+
+def _labels(job: Job) -> tuple[str, str, str]:
+    return ("tree", f"base {(job.fp.old_blob or '')[:12]}", job.label)
 
 
 def _one_sided(job: Job, placer: Placer, saved: list[Plan]) -> FileResult | None:
@@ -225,7 +242,7 @@ def _one_sided(job: Job, placer: Placer, saved: list[Plan]) -> FileResult | None
 
 
 def _merged(job: Job, placer: Placer, missing: list[Plan]) -> FileResult:
-    labels = ("tree", f"base {(job.fp.old_blob or '')[:12]}", job.label)
+    labels = _labels(job)
     scoped = ScopeMerge(placer, job.merge, labels)
     stop = scoped.run(missing)
     if stop is not None:
