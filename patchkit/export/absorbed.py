@@ -45,6 +45,8 @@ def write_absorbed(
         "<that release or commit>` reports it absorbed, with the `patchkit retire` command."
     )
     out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in ("COMMIT_MSG", "PR_TITLE", "PR_BODY.md", f"{meta.id}.patch"):  # an earlier
+        (out_dir / stale).unlink(missing_ok=True)  # export's branch texts (export.json stays)
     (out_dir / "NOTE.md").write_text("\n\n".join(note) + "\n")
     comment = out_dir / "COMMENT.md"
     if open_pr:

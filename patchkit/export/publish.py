@@ -57,6 +57,7 @@ def write_files(repo: GitRepo, export: PatchExport, base: str, record: dict[str,
     (out / "COMMIT_MSG").write_text(export.text.commit_message)
     (out / "PR_TITLE").write_text(export.text.title + "\n")
     (out / "PR_BODY.md").write_text(export.text.body)
+    (out / "NOTE.md").unlink(missing_ok=True)  # an earlier export's "no branch was made"
     comment = out / "COMMENT.md"
     if export.comment_for:
         comment.write_text(comment_text(export))

@@ -136,3 +136,17 @@ def test_the_runs_on_the_newer_release_never_name_the_pins_commit(
     said = next(p for p in export.text.body.split("\n\n") if p.startswith("The test this PR"))
     assert f"`tests/test_readme.py`): On {LABEL}, without this change it **failed**" in said
     assert PIN_COMMIT not in said
+
+
+def test_a_note_and_a_branchs_texts_never_lie_side_by_side(onto_newer: tuple[Path, Path]) -> None:
+    """Onto the pin the change makes a branch; onto 0.2.0 upstream has it. Each export leaves
+    only what is true of itself in the patch's directory (the push record stays)."""
+    root, tree = onto_newer
+    kw = {"project": load_project(root), "target": "vllm", "tree_root": tree, "identity": ADA}
+    (pinned,) = export_pr(patch_ids=["bump"], onto="pin", **kw).exports  # type: ignore[arg-type]
+    out = pinned.out_dir
+    export_pr(patch_ids=["bump"], **kw)  # type: ignore[arg-type]
+    assert (out / "NOTE.md").is_file() and (out / "export.json").is_file()
+    assert not any((out / f).exists() for f in ("PR_BODY.md", "COMMIT_MSG", "bump.patch"))
+    export_pr(patch_ids=["bump"], onto="pin", **kw)  # type: ignore[arg-type]
+    assert (out / "PR_BODY.md").is_file() and not (out / "NOTE.md").exists()
