@@ -128,9 +128,21 @@ def _comment(f: Facts) -> str:
         "We carry the same change downstream; here is what we found and tested, offered for "
         "this PR rather than as another one."
     )
-    tests = s.join("**Test plan**", s.plan(f), "**Test result**", s.result(f))
+    result = s.result(f)
+    for ours, said in _COMMENT_VOICE:  # a comment on another's PR: our test, our runs
+        result = result.replace(ours, said)
+    tests = s.join("**Test plan**", s.plan(f), "**Test result**", result)
     body = s.join(intro, s.paragraphs(f.meta.why), s.origin(f), tests, s.ai_statement(f))
     return body + "\n"
+
+
+# What the PR text says of its own test and branch, as a comment on another's PR says it.
+_COMMENT_VOICE = (
+    ("The test this PR adds", "Our test for it"),
+    ("is not on this branch", "could not be added"),
+    ("this branch's base", "the base"),
+    ("(not in this PR)", "(ours, not upstream)"),
+)
 
 
 def _message(inp: TextInput, title: str) -> str:

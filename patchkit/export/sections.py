@@ -136,8 +136,9 @@ def related(f: Facts) -> str:
     """The other upstream PRs in the same files and code, open and merged."""
     items = []
     for r in f.meta.upstream.related:
-        state = "state not recorded" if r.state is PrState.NONE else r.state.value
-        items.append(f"{_ref(r.pr, f.repository)} ({state}{'; ' + r.why if r.why else ''})")
+        said = [r.state.value] if r.state is not PrState.NONE else []  # unknown: not said
+        said += [r.why] if r.why else []
+        items.append(_ref(r.pr, f.repository) + (f" ({'; '.join(said)})" if said else ""))
     return f"Related upstream PRs in the same code: {'; '.join(items)}." if items else ""
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from patchkit.errors import ConfigError
 from patchkit.project.sets import load_patch
-from tests.export.test_export import VLLM_META, vllm_case
+from tests.export.test_export import VLLM_META, vllm_case, write_record
 
 PR = "https://github.com/vllm-project/vllm/pull/41233"
 
@@ -39,11 +39,13 @@ def test_merged_patch_of_a_series_is_left_out_and_said(tmp_path: Path) -> None:
 def test_open_pr_gets_a_comment_not_a_new_pr(tmp_path: Path) -> None:
     case = vllm_case(tmp_path)
     case.set_meta("fix-f", upstream("open"))
+    write_record(case, "fix-f")  # a run of the set's own test: said as ours, not "this PR"'s
     (export,) = case.export("fix-f").exports
     assert export.comment_for == PR
     comment = (export.out_dir / "COMMENT.md").read_text()
     assert comment.startswith("We carry the same change downstream; here is what we found")
     assert "## Purpose" not in comment and "**Test result**" in comment
+    assert "this PR" not in comment.partition("**Test result**")[2]  # another's PR: our test
     assert f"{PR} (open as of 2026-11-23) proposes the same change" in export.text.body
     case.set_meta("fix-f", upstream("closed"))
     (export,) = case.export("fix-f").exports
@@ -113,3 +115,16 @@ def test_not_a_duplicate_only_after_a_recent_check_and_related_prs_are_listed(
     case.set_meta("fix-f", stale.replace("2020-01-01", today))
     (export,) = case.export("fix-f").exports
     assert f"Not a duplicate: as of {today}, no open or merged vLLM PR" in export.text.body
+
+
+def test_a_related_pr_of_unknown_state_is_listed_without_one(tmp_path: Path) -> None:
+    """No "state not recorded": upstream reads the PR's own state on GitHub."""
+    case = vllm_case(tmp_path)
+    related = (
+        '[[upstream.related]]\npr = "https://github.com/vllm-project/vllm/pull/39628"\n'
+        'why = "selective_state_update tuning"\n'
+    )
+    case.set_meta("fix-f", VLLM_META + '\n[upstream]\nstate = "none"\n' + related)
+    (export,) = case.export("fix-f").exports
+    said = "https://github.com/vllm-project/vllm/pull/39628 (selective_state_update tuning)."
+    assert f"Related upstream PRs in the same code: {said}" in export.text.body
