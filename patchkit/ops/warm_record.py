@@ -21,7 +21,6 @@ holds a link (whose target, not the directory, says whether it is listed as a fi
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import sys
 from collections.abc import Iterable, Mapping
@@ -40,11 +39,12 @@ from patchkit.targets import profile
 from patchkit.verification.records import records_path
 from patchkit.workspace import replay
 from patchkit.workspace.installed import InstalledTree
+from patchkit.workspace.journal import Entry, file_entry, journal_path, journal_text
 from patchkit.workspace.mounts import stat_is_fresh
 from patchkit.workspace.replay import Record
 from patchkit.workspace.state import StateStore
 from patchkit.workspace.tree import Tree, checkout_tree, sha256
-from patchkit.workspace.txn import JOURNAL_VERSION, Write, journal_path
+from patchkit.workspace.txn import Write
 
 
 def project_inputs(start: Path, project: Project) -> list[str]:
@@ -224,12 +224,8 @@ def _written(
         parts.append(write.content or b"")
         offset += size
         original = trace.read[write.path]
-        files[write.path] = {
-            "before": None if original is None else store.put(original),
-            "before_mode": trace.modes[write.path],
-            "after": sha or None,
-            "after_mode": write.mode,
-        }
+        before = None if original is None else store.put(original)
+        files[write.path] = file_entry(before, trace.modes[write.path], sha or None, write.mode)
         dirs.update(_parents(place, str(tree.root)))
     record.pack, record.dirs = store.put(b"".join(parts)), sorted(dirs)
     record.saved = sorted({str(f["before"]) for f in files.values() if f["before"]})
@@ -255,17 +251,10 @@ def _parents(place: str, root: str) -> list[str]:
     return found
 
 
-def _journal(files: dict[str, dict[str, Any]]) -> list[str]:
-    """The text of the journal ``txn.commit`` writes before it writes these files (its
-    format, ``txn.JOURNAL_VERSION``), cut where the writer's process id goes."""
-    journal = {
-        "version": JOURNAL_VERSION,
-        "command": "apply",
-        "pid": -1,
-        "files": files,
-        "state_before": None,
-    }
-    head, _, tail = json.dumps(journal, sort_keys=True).partition('"pid": -1')
+def _journal(files: dict[str, Entry]) -> list[str]:
+    """The text of the journal ``txn.commit`` writes before it writes these files, cut where
+    the writer's process id goes."""
+    head, _, tail = journal_text("apply", -1, files, None).partition('"pid": -1')
     return [f'{head}"pid": ', tail]
 
 

@@ -20,6 +20,7 @@ import fcntl
 import os
 import stat
 
+from patchkit.workspace import wholefile
 from patchkit.workspace.replay import WRITE, Record
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -85,7 +86,7 @@ def commit(record: Record, pack: bytes, state: bytes) -> None:
     the journal; an OSError leaves the journal for the next writer to roll back."""
     journal = os.path.join(record.state_dir, "journal.json")
     head, tail = record.journal
-    _replace(journal, f"{head}{os.getpid()}{tail}".encode(), sync=True)
+    wholefile.replace(journal, f"{head}{os.getpid()}{tail}".encode(), sync=True)
     rows = iter(record.writes)
     for _path, place, sha, mode, offset, size in zip(*[rows] * WRITE, strict=True):
         if not sha:
@@ -93,29 +94,8 @@ def commit(record: Record, pack: bytes, state: bytes) -> None:
             continue
         content = pack[int(offset) : int(offset) + int(size)]
         _write(place, content, int(mode) if mode else None)
-    _replace(os.path.join(record.state_dir, "state.json"), state)
+    wholefile.replace(os.path.join(record.state_dir, "state.json"), state)
     os.unlink(journal)  # the commit point
-
-
-def _replace(path: str, content: bytes, *, sync: bool = False) -> None:
-    """``path`` written whole or not at all (a temporary file beside it, renamed)."""
-    tmp = path.rsplit(".", 1)[0] + ".tmp"  # (journal.tmp, state.tmp: txn's names)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _CLOEXEC, 0o666)
-    try:
-        _all(fd, content)
-        if sync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-
-
-def _all(fd: int, content: bytes) -> None:
-    """Write all of ``content`` (system calls, not a buffered file object: a thousand files
-    are written per replay)."""
-    view, done = memoryview(content), 0
-    while done < len(content):
-        done += os.write(fd, view[done:])
 
 
 def _write(place: str, content: bytes, mode: int | None) -> None:
@@ -137,7 +117,7 @@ def _write(place: str, content: bytes, mode: int | None) -> None:
             os.fchmod(fd, 0o755 if mode & 0o111 else 0o644)
         else:
             _keep_mode(fd, place)
-        _all(fd, content)
+        wholefile.write_all(fd, content)
     finally:
         os.close(fd)
     os.replace(tmp, place)

@@ -14,22 +14,26 @@ since by someone else (content or mode) is kept as they left it and reported, ne
 from __future__ import annotations
 
 import errno
-import json
 import os
 import stat
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from patchkit.errors import PatchkitError, TreeError
+from patchkit.workspace import wholefile
+from patchkit.workspace.journal import (
+    changed_since,
+    journal_path,
+    load_journal,
+    mode_changed_since,
+    save_journal,
+)
 from patchkit.workspace.state import State, StateStore
-from patchkit.workspace.tree import Tree, remove_file, sha256, write_file
+from patchkit.workspace.tree import Tree, remove_file, write_file
 
 TYPE_CHECKING = False  # typing is not imported at run time: a warm run does without it
 if TYPE_CHECKING:
     from typing import Any
-
-JOURNAL_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -95,18 +99,6 @@ def _written(tree: Tree, paths: list[str]) -> None:
         tree.written(paths)
 
 
-def journal_path(store: StateStore) -> Path:
-    return store.dir / "journal.json"
-
-
-def _digest(content: bytes | None) -> str | None:
-    return None if content is None else sha256(content)
-
-
-def _saved(store: StateStore, content: bytes | None) -> str | None:
-    return None if content is None else store.put(content)
-
-
 def _put_back(tree: Tree, path: str, content: bytes | None, mode: int | None) -> None:
     target = tree.disk_path(path)
     if content is None:
@@ -144,39 +136,6 @@ def _not_a_directory(path: str) -> bool:
         raise
 
 
-def _write_journal(store: StateStore, journal: dict[str, Any]) -> None:
-    store.dir.mkdir(parents=True, exist_ok=True)
-    tmp = journal_path(store).with_suffix(".tmp")
-    try:
-        with open(tmp, "w") as handle:
-            handle.write(json.dumps(journal, sort_keys=True))  # compact: the C encoder writes it
-            handle.flush()
-            os.fsync(handle.fileno())
-    except BaseException:  # a full disk (ENOSPC, EFBIG): no half-written journal is left
-        tmp.unlink(missing_ok=True)
-        raise
-    tmp.replace(journal_path(store))  # a journal is whole or absent
-
-
-def _save_journal(
-    tree: Tree,
-    store: StateStore,
-    writes: list[Write],
-    before: dict[str, tuple[bytes | None, int | None]],
-    command: str,
-) -> None:
-    """Save the originals and the journal before any file is touched; when the disk refuses
-    (full, a file size limit), a TreeError and the tree exactly as it was."""
-    try:
-        _write_journal(store, _journal(store, writes, before, command))
-    except OSError as exc:
-        raise TreeError(
-            f"{tree.root}: saving the journal in {store.dir} failed "
-            f"({exc.strerror or exc}); nothing was written",
-            hint="free disk space (or raise the file size limit), then run the command again",
-        ) from None
-
-
 def commit(
     tree: Tree,
     store: StateStore,
@@ -198,7 +157,7 @@ def commit(
     _check_places(tree, writes)
     before = {w.path: (tree.read(w.path), tree.mode(w.path)) for w in writes}
     _check_unchanged(tree, before, expected or {}, command)
-    _save_journal(tree, store, writes, before, command)
+    save_journal(tree, store, writes, before, command)
     done: list[str] = []
     try:
         _replace_all(tree, store, writes, state, done)
@@ -230,33 +189,6 @@ def _check_unchanged(
         )
 
 
-def _journal(
-    store: StateStore,
-    writes: list[Write],
-    before: dict[str, tuple[bytes | None, int | None]],
-    command: str,
-) -> dict[str, Any]:
-    """What the next writer needs to roll the write back: every file's old bytes (saved in the
-    store) and mode, its new digest and mode, and the state file as it was."""
-    old_state = store.file.read_bytes() if store.file.exists() else None
-    files = {
-        w.path: {
-            "before": _saved(store, before[w.path][0]),
-            "before_mode": before[w.path][1],
-            "after": _digest(w.content),
-            "after_mode": w.mode,
-        }
-        for w in writes
-    }
-    return {
-        "version": JOURNAL_VERSION,
-        "command": command,
-        "pid": os.getpid(),
-        "files": files,
-        "state_before": _saved(store, old_state),
-    }
-
-
 def _replace_all(
     tree: Tree,
     store: StateStore,
@@ -286,58 +218,12 @@ def _replace_all(
 
 
 # -- after a crash ------------------------------------------------------------------------------
-def _load(store: StateStore) -> dict[str, Any] | None:
-    path = journal_path(store)
-    if not path.exists():
-        return None
-    try:
-        journal = json.loads(path.read_text())
-        if journal.get("version") != JOURNAL_VERSION:
-            journal = _from_v1(journal)
-        if not all({"before", "after", "before_mode"} <= set(e) for e in journal["files"].values()):
-            raise KeyError("files")
-        return dict(journal)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise TreeError(
-            f"{path}: the journal of an interrupted patchkit run is unreadable ({exc})",
-            hint=f"check the files it names against `patchkit status`, then remove {path}",
-        ) from None
-
-
-def _from_v1(journal: dict[str, Any]) -> dict[str, Any]:
-    """A journal written before version 2: before-contents only, no after-digests."""
-    files = {
-        path: {"before": f["sha256"], "before_mode": f["mode"], "after": None, "v1": True}
-        for path, f in journal["files"].items()
-    }
-    return {"version": 1, "command": "apply", "pid": None, "files": files, "v1": journal}
-
-
-def _changed_since(entry: dict[str, Any], current: bytes | None) -> bool:
-    """The file is neither as it was before the write nor as the write left it."""
-    if entry.get("v1"):
-        return False  # a version 1 journal has no after-digests: it cannot tell
-    return _digest(current) not in (entry["before"], entry["after"])
-
-
-def _mode_changed_since(entry: dict[str, Any], mode: int | None) -> bool:
-    """Someone gave the file a mode neither it had before nor the write gave it."""
-    if entry.get("v1") or mode is None:
-        return False
-    after = entry.get("after_mode") or entry["before_mode"]
-    return mode not in (entry["before_mode"], after) and not (
-        entry["before_mode"] is None and after is None and mode == 0o100644
-    )
-
-
 def pending(tree: Tree, store: StateStore) -> Pending | None:
     """The journal an interrupted write left, described; nothing is changed."""
-    journal = _load(store)
+    journal = load_journal(store)
     if journal is None:
         return None
-    edited = tuple(
-        sorted(p for p, e in journal["files"].items() if _changed_since(e, tree.read(p)))
-    )
+    edited = tuple(sorted(p for p, e in journal["files"].items() if changed_since(e, tree.read(p))))
     return Pending(journal["command"], journal["pid"], tuple(sorted(journal["files"])), edited)
 
 
@@ -346,13 +232,13 @@ def rolled_back(
 ) -> tuple[State | None, Callable[[str], bytes | None]]:
     """The state and the files as rolling back the pending journal would leave them, for a
     reader; nothing is written."""
-    journal = _load(store)
+    journal = load_journal(store)
     if journal is None or "v1" in journal:
         return store.load(), tree.read
     files: dict[str, bytes | None] = {}
     for path, entry in journal["files"].items():
         current = tree.read(path)
-        if not _changed_since(entry, current):
+        if not changed_since(entry, current):
             files[path] = store.get(entry["before"]) if entry["before"] else None
     before = journal["state_before"]
     state = StateStore.parse(store.get(before), store.file) if before else None
@@ -365,7 +251,7 @@ def rolled_back(
 
 def recover(tree: Tree, store: StateStore) -> Recovery | None:
     """Roll back an interrupted write (its journal), keeping what someone changed since."""
-    journal = _load(store)
+    journal = load_journal(store)
     if journal is None:
         return None
     if "v1" in journal and StateStore.render(store.load()) == journal["v1"].get("new_state"):
@@ -375,8 +261,8 @@ def recover(tree: Tree, store: StateStore) -> Recovery | None:
     for path, entry in sorted(journal["files"].items()):
         current, mode = tree.read(path), tree.mode(path)
         content = store.get(entry["before"]) if entry["before"] else None
-        user_mode = _mode_changed_since(entry, mode)
-        if _changed_since(entry, current) or (user_mode and content is None):
+        user_mode = mode_changed_since(entry, mode)
+        if changed_since(entry, current) or (user_mode and content is None):
             kept.append(path)  # someone changed it after the interruption: theirs now
             continue
         want = mode if user_mode else entry["before_mode"]
@@ -398,6 +284,4 @@ def _restore_state(store: StateStore, journal: dict[str, Any]) -> None:
     if before is None:
         store.file.unlink(missing_ok=True)
         return
-    tmp = store.file.with_suffix(".tmp")
-    tmp.write_bytes(store.get(before))
-    tmp.replace(store.file)
+    wholefile.replace(str(store.file), store.get(before))
