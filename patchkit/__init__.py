@@ -47,8 +47,8 @@ _API = {
     "Project": "patchkit.project.load:Project",
     "Where": "patchkit.ops.context:Where",
     # results
-    "Outcome": "patchkit.model:Outcome",
-    "PatchResult": "patchkit.model:PatchResult",
+    "Outcome": "patchkit.outcome:Outcome",
+    "PatchResult": "patchkit.outcome:PatchResult",
     "TargetApply": "patchkit.ops.apply:TargetApply",
     "ApplyReport": "patchkit.ops.apply_tree:ApplyReport",
     "StatusReport": "patchkit.ops.status:StatusReport",
@@ -127,7 +127,6 @@ if TYPE_CHECKING:  # what type checkers and editors see
     from patchkit.engine.rewrite.base import Rewrite
     from patchkit.errors import PatchkitError
     from patchkit.export.results import ExportReport
-    from patchkit.model import Outcome, PatchResult
     from patchkit.ops.apply import TargetApply
     from patchkit.ops.apply import apply_target as apply
     from patchkit.ops.apply_tree import ApplyReport
@@ -148,6 +147,7 @@ if TYPE_CHECKING:  # what type checkers and editors see
     from patchkit.ops.status import status_target as status
     from patchkit.ops.upstream_check import UpstreamCheckReport, upstream_check
     from patchkit.ops.verify import verify_target as verify
+    from patchkit.outcome import Outcome, PatchResult
     from patchkit.project.load import Project, load_project
     from patchkit.rebasing.report import RebaseReport
     from patchkit.verification.run import VerifyReport

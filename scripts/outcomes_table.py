@@ -27,7 +27,8 @@ from patchkit.engine.rewrite.outcome import RewriteRun
 from patchkit.engine.rewrite.run import run_rewrites
 from patchkit.engine.series import Blobs, touched_paths
 from patchkit.errors import PatchkitError
-from patchkit.model import Outcome, PatchKind, PatchMeta, UpstreamStatus
+from patchkit.model import PatchKind, PatchMeta, UpstreamStatus
+from patchkit.outcome import Outcome
 from patchkit.project.load import load_project
 from patchkit.upstream.history import History, Point, open_history
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from patchkit.engine.rewrite import Rewrite
 from patchkit.engine.rewrite.file import rewrite_source
 from patchkit.engine.rewrite.report import FileReport
-from patchkit.model import Outcome
+from patchkit.outcome import Outcome
 
 
 def run_rewrite(

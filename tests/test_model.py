@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from patchkit.model import Outcome
+from patchkit.outcome import Outcome
 
 
 def test_an_applied_patch_on_changed_files_was_carried() -> None:

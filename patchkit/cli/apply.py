@@ -20,8 +20,9 @@ from patchkit.cli.render import (
     say_recovered,
     status_table,
 )
-from patchkit.model import Outcome, PatchMeta, PatchResult
+from patchkit.model import PatchMeta
 from patchkit.ops.status import status
+from patchkit.outcome import Outcome, PatchResult
 from patchkit.project.load import Project
 from patchkit.workspace.tree import Tree
 

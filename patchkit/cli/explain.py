@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from patchkit.cli.render import console
-from patchkit.model import PatchResult, Placement, Rule
+from patchkit.outcome import PatchResult, Placement, Rule
 
 
 def _scope(scope: Sequence[str]) -> str:

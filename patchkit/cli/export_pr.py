@@ -4,17 +4,15 @@ report for people."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
 from pathlib import Path
 
 from patchkit.cli.options import add_json, add_project, add_sets, add_target, project_of
 from patchkit.cli.render import console, print_json
-from patchkit.errors import ConfigError, PatchFailed
+from patchkit.errors import PatchFailed
 from patchkit.export.prtext import Identity
 from patchkit.export.results import ExportReport
 from patchkit.ops.context import open_checkout
-from patchkit.ops.export_pr import export_pr
-from patchkit.project.load import Project
+from patchkit.ops.export_pr import check_against_for, export_pr, target_of
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,6 +49,13 @@ def _add_what(parser: argparse.ArgumentParser) -> None:
 
 def _add_how(parser: argparse.ArgumentParser) -> None:
     """How each branch is made, checked, pushed and proposed."""
+    _add_who(parser)
+    _add_publish(parser)
+    _add_checks(parser)
+
+
+def _add_who(parser: argparse.ArgumentParser) -> None:
+    """Who signs and who reviewed, and the branches' names."""
     add = parser.add_argument
     add(
         "--identity",
@@ -69,6 +74,11 @@ def _add_how(parser: argparse.ArgumentParser) -> None:
         help="put before each branch name, made of the patch's title (default: git config "
         "patchkit.branchPrefix of the checkout, else none)",
     )
+
+
+def _add_publish(parser: argparse.ArgumentParser) -> None:
+    """Where the branches go and how they are proposed."""
+    add = parser.add_argument
     add("--push", metavar="REMOTE", help="push the branches to your fork (a remote or URL)")
     add("--force", action="store_true", help="push to upstream, or replace branches moved by hand")
     add(
@@ -78,6 +88,11 @@ def _add_how(parser: argparse.ArgumentParser) -> None:
         help="with the GitHub CLI: check upstream for the same fix first (upstream-check), then "
         "comment on an open upstream PR, or open a new PR (needs --push)",
     )
+
+
+def _add_checks(parser: argparse.ArgumentParser) -> None:
+    """What is run and looked up before a branch is made."""
+    add = parser.add_argument
     add(
         "--no-test-run",
         dest="run_tests",
@@ -96,13 +111,6 @@ def _add_how(parser: argparse.ArgumentParser) -> None:
         "its newest release, HEAD for a git source; else none: the export onto upstream's newest "
         "code finds it there and writes a note instead); none: do not look",
     )
-
-
-def _check_against(given: str | None, onto: str) -> str | None:
-    """``--check-against``, else ``latest`` when exporting onto the pin (onto upstream's newest
-    code, the export itself finds what upstream has)."""
-    chosen = given or ("latest" if onto == "pin" else "none")
-    return None if chosen == "none" else chosen
 
 
 def report_lines(report: ExportReport) -> list[str]:
@@ -141,26 +149,17 @@ def report_lines(report: ExportReport) -> list[str]:
     return lines
 
 
-def _target_of(project: Project, patch_ids: Sequence[str]) -> str:
-    if not patch_ids:
-        raise ConfigError(
-            "name the patches to export, or the target whose patches to export",
-            hint="patchkit export-pr PATCH... (or --patch ID), or --target NAME for all its patches",
-        )
-    return project.patch(patch_ids[0]).target
-
-
 def run(args: argparse.Namespace) -> int:
     project = project_of(args)
     patch_ids = [*args.patches, *args.more_patches]
-    target = args.target or _target_of(project, patch_ids)
+    target = args.target or target_of(project, patch_ids)
     tree = open_checkout(project.entry(target), args.checkout)
     identity = Identity.parse(args.identity) if args.identity else None
     report = export_pr(
         project=project, target=target, tree_root=tree.root, patch_ids=patch_ids,
         onto=args.onto, identity=identity, push_remote=args.push, force=args.force,
         open_pr=args.open_pr, run_tests=args.run_tests, stack=args.stack,
-        check_against=_check_against(args.check_against, args.onto),
+        check_against=check_against_for(args.check_against, args.onto),
         reviewed_by=Identity.parse(args.reviewed_by) if args.reviewed_by else None,
         branch_prefix=args.branch_prefix,
     )  # fmt: skip

@@ -20,11 +20,19 @@ from patchkit.cli.options import (
     project_of,
 )
 from patchkit.cli.render import console, err_console, print_json
-from patchkit.errors import ConfigError, RebaseStopped, VerificationFailed
-from patchkit.ops.rebase import abort_rebase, continue_rebase, rebase, rebase_with_pins
+from patchkit.errors import ConfigError
+from patchkit.ops.rebase import (
+    abort_rebase,
+    continue_rebase,
+    pinned_stop,
+    rebase,
+    rebase_stop,
+    rebase_warning,
+    rebase_with_pins,
+    said_pin_drift,
+)
 from patchkit.project.load import Project
-from patchkit.project.lock import find_lock, load_lock
-from patchkit.rebasing.report import RebaseReport, stop_hint, tests_hint
+from patchkit.rebasing.report import RebaseReport
 
 _Done = TypeVar("_Done")
 
@@ -105,17 +113,11 @@ def _start(how: Callable[..., _Done], args: argparse.Namespace, project: Project
 def _with_pins(args: argparse.Namespace, project: Project) -> int:
     """Rebase the target and the targets it pins as one transaction."""
     done = _start(rebase_with_pins, args, project)
-    if done.rolled_back:
+    stop = pinned_stop(done, target=args.target, onto=args.onto)
+    if stop is not None:
         for report in done.reports:
             _show(args, report)
-        last = done.reports[-1]
-        raise RebaseStopped(
-            f"rebase of {last.target} onto {last.onto} (pinned by {args.target}) stopped, so "
-            f"no lock moved: {args.target} stays at its locked release too",
-            hint=f"fix {last.target} (`patchkit rebase --target {last.target} --continue`, "
-            f"report: {last.report}), then run `patchkit rebase --target {args.target} --onto "
-            f"{args.onto} --with-pins` again",
-        )
+        raise stop
     for report in done.reports:
         _finish(args, report)
     return 0
@@ -124,32 +126,16 @@ def _with_pins(args: argparse.Namespace, project: Project) -> int:
 def _finish(args: argparse.Namespace, report: RebaseReport) -> int:
     _show(args, report)
     _show_proof(args, report)
-    if report.verify_failed and report.proof is not None:
-        failed = "\n  ".join(report.proof.failures())
-        if not report.lock_moved:
-            raise VerificationFailed(
-                f"the carried patches' tests fail on {report.target} {report.onto}, so the "
-                f"lock stays at {report.from_version}:\n  {failed}",
-                hint=tests_hint(report) + f"; or `patchkit rebase --target {report.target} "
-                f"--abort` (report: {report.report})",
-            )
+    warning = rebase_warning(report)
+    if warning:
         err_console.print(
-            f"[yellow]warning:[/] the lock moved to {report.onto} (--allow-pending) although "
-            f"these tests fail there:\n  {failed}",
-            soft_wrap=True,
-            markup=True,
-            highlight=False,
+            f"[yellow]warning:[/] {warning}", soft_wrap=True, markup=True, highlight=False
         )
     if report.lock_moved:
-        load_lock(find_lock(args.project.resolve()))  # a pin drift it made is said now, once
-    if report.stopped:
-        stopped = [p for p in report.patches if not p.outcome.carried]
-        raise RebaseStopped(
-            f"rebase of {report.target} onto {report.onto} stopped at "
-            f"{', '.join(f'{p.id} ({p.shown})' for p in stopped)}; report: {report.report}",
-            hint="; ".join(f"{p.id}: {stop_hint(report, p)}" for p in stopped)
-            + f"; or `patchkit rebase --target {report.target} --abort`",
-        )
+        said_pin_drift(args.project.resolve())
+    stop = rebase_stop(report)
+    if stop is not None:
+        raise stop
     return 0
 
 
@@ -184,11 +170,6 @@ def _show(args: argparse.Namespace, report: RebaseReport) -> None:
                 f"  {placement_line(m)}" for m in p.placements
             ]:
                 console.print(line, markup=False, highlight=False)
-
-
-def changed_patches(report: RebaseReport) -> list[str]:
-    """The patches whose change the rebase moved or merged: their proof is now out of date."""
-    return [p.id for p in report.patches if p.outcome.moved]
 
 
 def print_report(report: RebaseReport) -> None:

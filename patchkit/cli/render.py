@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Any
 
-from patchkit.model import Outcome, PatchResult
+from patchkit.outcome import Outcome, PatchResult
 
 if TYPE_CHECKING:
     from rich.console import Console

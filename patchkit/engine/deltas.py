@@ -8,7 +8,8 @@ from collections.abc import Iterable, Sequence
 from patchkit.engine.diff.make import FileDelta
 from patchkit.engine.series import Blobs, Overlay, run_patch, run_series
 from patchkit.errors import PatchFailed
-from patchkit.model import FileChange, PatchMeta, PatchResult
+from patchkit.model import PatchMeta
+from patchkit.outcome import FileChange, PatchResult
 
 
 def patch_deltas(

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 from patchkit.engine.series import Blobs, Given, Overlay, patch_paths, series_steps
 from patchkit.gitrepo import GitRepo
-from patchkit.model import Outcome, PatchMeta, PatchResult
+from patchkit.model import PatchMeta
+from patchkit.outcome import Outcome, PatchResult
 from patchkit.upstream.history import History, Point
 from patchkit.upstream.moved import HistoryFinder
 

@@ -12,15 +12,8 @@ from typing import TYPE_CHECKING
 from patchkit.errors import ConfigError, PatchFailed, PatchkitError, TreeError, UnsafePathError
 from patchkit.fileio import read_file
 from patchkit.gitrepo import GitRepo, MergeResult, merge_file
-from patchkit.model import (
-    ConflictDetail,
-    FileChange,
-    Outcome,
-    PatchKind,
-    PatchMeta,
-    PatchResult,
-    Step,
-)
+from patchkit.model import PatchKind, PatchMeta
+from patchkit.outcome import ConflictDetail, FileChange, Outcome, PatchResult, Step
 
 if TYPE_CHECKING:  # the diff engine is imported when a diff runs
     from patchkit.engine.diff.parse import FilePatch

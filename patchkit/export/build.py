@@ -42,7 +42,8 @@ from patchkit.export.upstream_test import (
     test_patch,
 )
 from patchkit.gitrepo import GitRepo
-from patchkit.model import LockEntry, Outcome, PatchMeta, PrState
+from patchkit.model import LockEntry, PatchMeta, PrState
+from patchkit.outcome import Outcome
 
 ZERO = "0" * 40
 

@@ -24,15 +24,8 @@ from patchkit.importers.edits import redo
 from patchkit.importers.model import Candidate, FileEdits
 from patchkit.importers.releases import Release, Releases
 from patchkit.importers.selfcheck import judge
-from patchkit.model import (
-    ConflictDetail,
-    FileChange,
-    Outcome,
-    PatchKind,
-    PatchMeta,
-    PatchResult,
-    Step,
-)
+from patchkit.model import PatchKind, PatchMeta
+from patchkit.outcome import ConflictDetail, FileChange, Outcome, PatchResult, Step
 
 
 @dataclass(frozen=True)

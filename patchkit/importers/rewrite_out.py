@@ -21,7 +21,8 @@ from pathlib import Path
 
 from patchkit.engine.series import Blobs, run_patch
 from patchkit.importers.model import Candidate, FileEdits, Replace
-from patchkit.model import FileChange, Outcome, PatchKind, PatchMeta, PatchResult
+from patchkit.model import PatchKind, PatchMeta
+from patchkit.outcome import FileChange, Outcome, PatchResult
 
 Reader = Callable[[str], bytes | None]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -141,12 +141,7 @@ def _meta_doc(entry: Entry) -> dict[str, Any]:
     if "Tolerated" in meta.fields:  # run.sh went on when it failed (cmd || echo skip)
         doc["on_failure"] = "skip"
     if meta.prs and "PR-State" in meta.fields:  # pr:owner/name#N: the PR it carries
-        upstream = {"pr": meta.prs[0], "state": meta.fields["PR-State"]}
-        if meta.fields.get("PR-Author"):
-            upstream["author"] = meta.fields["PR-Author"]  # whose PR: upstream-check says if ours
-        if re.fullmatch(r"[0-9a-f]{40}", meta.fields.get("Merge-Commit", "")):
-            upstream["merge_commit"] = meta.fields["Merge-Commit"]  # status retires it by this
-        doc["upstream"] = upstream
+        doc["upstream"] = _upstream_doc(meta.prs[0], meta.fields)
     if entry.rewrite:
         doc["files"] = list(entry.files)
     if entry.checks:  # the mod's self-checks, made the patch's test
@@ -162,6 +157,16 @@ def _meta_doc(entry: Entry) -> dict[str, Any]:
         imported["fields"] = dict(meta.fields)
     doc["imported"] = imported
     return doc
+
+
+def _upstream_doc(pr: str, fields: Mapping[str, str]) -> dict[str, str]:
+    """``[upstream]`` of an imported upstream PR, as its fields say."""
+    upstream = {"pr": pr, "state": fields["PR-State"]}
+    if fields.get("PR-Author"):
+        upstream["author"] = fields["PR-Author"]  # whose PR: upstream-check says if ours
+    if re.fullmatch(r"[0-9a-f]{40}", fields.get("Merge-Commit", "")):
+        upstream["merge_commit"] = fields["Merge-Commit"]  # status retires it by this
+    return upstream
 
 
 def append_series(root: Path, ids: Sequence[str], writes: ProjectWrites) -> None:

@@ -22,13 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from patchkit import model
+from patchkit import model, outcome
 from patchkit.engine.fingerprint import engine_fingerprint
 from patchkit.engine.probe import Prober
 from patchkit.engine.rewrite import cache
 from patchkit.engine.series import Blobs, patch_paths
-from patchkit.model import LockEntry, Outcome, PatchMeta, PatchResult, SourceKind
-from patchkit.project import sets
+from patchkit.model import LockEntry, PatchMeta, SourceKind
+from patchkit.outcome import Outcome, PatchResult
+from patchkit.project import sets, upstreamspec
 from patchkit.upstream import absorbed as absorbed_module
 from patchkit.upstream.absorbed import Absorbed, absorbed
 from patchkit.upstream.history import History, IndexHistory, Point, open_history, same_files
@@ -107,11 +108,12 @@ def _meta_digest(meta: PatchMeta) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _judges() -> str:
-    """This module, the data model and the set reader: outside the engine, they still decide
-    what a cell says (applied or carried, the detail kept)."""
+    """This module, the data model, the outcomes and the set reader: outside the engine, they
+    still decide what a cell says (applied or carried, the detail kept)."""
     digest = hashlib.sha256()
-    for module in (__file__, model.__file__, sets.__file__, absorbed_module.__file__):
-        digest.update(Path(module).read_bytes())
+    for module in (model, outcome, sets, upstreamspec, absorbed_module):
+        digest.update(Path(str(module.__file__)).read_bytes())
+    digest.update(Path(__file__).read_bytes())
     return digest.hexdigest()[:16]
 
 

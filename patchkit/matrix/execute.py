@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from patchkit import progress
 from patchkit.matrix.cells import CellJob, CellValue, compute_cell
-from patchkit.model import Outcome
+from patchkit.outcome import Outcome
 
 Compute = Callable[[CellJob], CellValue]
 

@@ -10,7 +10,8 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from patchkit.errors import ConfigError, shown
-from patchkit.model import Outcome, PatchMeta
+from patchkit.model import PatchMeta
+from patchkit.outcome import Outcome
 from patchkit.upstream.history import History, IndexHistory, Point
 
 SCHEMA = 1

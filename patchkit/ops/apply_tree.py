@@ -19,7 +19,8 @@ from patchkit.engine.series import (
     run_series,
 )
 from patchkit.errors import PatchFailed, TreeError
-from patchkit.model import LockEntry, PatchMeta, PatchResult
+from patchkit.model import LockEntry, PatchMeta
+from patchkit.outcome import PatchResult
 from patchkit.project.sets import patch_digest
 from patchkit.targets import commits_match
 from patchkit.workspace.installed import InstalledTree

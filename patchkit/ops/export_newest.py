@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from patchkit.errors import ConfigError, PatchkitError, SourceError
 from patchkit.export.prtext import project_name
 from patchkit.gitrepo import GitRepo
-from patchkit.model import LockEntry, Outcome, PatchMeta, SourceKind
+from patchkit.model import LockEntry, PatchMeta, SourceKind
 from patchkit.ops.matrix import cells_at
+from patchkit.outcome import Outcome
 from patchkit.project.load import Project
 from patchkit.upstream.sources import GitMirror, ReleaseStore, package_of
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from patchkit.errors import AlreadyUpstream, ConfigError, PatchFailed, UnprovenTest
@@ -71,35 +72,56 @@ def export_pr(
     else the checkout's git config ``user.name``/``user.email``. Each branch is named by
     ``branch_prefix`` (else the checkout's git config ``patchkit.branchPrefix``, else none) and
     the words of the patch's title."""
+    asked = _Asked(
+        onto, identity, push_remote, force, open_pr, run_tests, stack, reviewed_by, branch_prefix
+    )
+    return _export(project, target, tree_root, patch_ids, check_against, asked)
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """How ``export_pr`` was asked to export (its keyword arguments, as one value)."""
+
+    onto: str | None
+    identity: Identity | None
+    push_remote: str | None
+    force: bool
+    open_pr: bool
+    run_tests: bool
+    stack: bool
+    reviewed_by: Identity | None
+    branch_prefix: str | None
+
+
+def _export(
+    project: Project,
+    target: str,
+    tree_root: Path,
+    patch_ids: Sequence[str],
+    check_against: str | None,
+    asked: _Asked,
+) -> ExportReport:
     entry = project.entry(target)
-    _check_review(entry, reviewed_by, publish=bool(push_remote or open_pr))
-    gh = Gh.find("--open") if open_pr else None
+    _check_review(entry, asked.reviewed_by, publish=bool(asked.push_remote or asked.open_pr))
+    gh = Gh.find("--open") if asked.open_pr else None
     metas, left_out, note = _choose(project, target, patch_ids, gh, check_against)
-    if gh and not push_remote and any(_needs_new_pr(m) for m in metas):
-        raise ConfigError(
-            "--open needs --push REMOTE: a new PR's branch must be on your fork",
-            hint="pass --push with a remote (or URL) of your fork",
-        )
+    _check_fork(gh, asked.push_remote, metas)
+    remote = asked.push_remote
     with GitRepo(tree_root) as repo:
-        onto, label = _onto(entry, repo, onto, tree_root)
+        onto, label = _onto(entry, repo, asked.onto, tree_root)
         base, real = base_commit(repo, entry, onto)
         if not real:
             log.warning("%s", not_upstream_notice(entry, repo.path))
-        push_url = check_remote(repo, entry, push_remote, force, real) if push_remote else None
-        build = build_context(project, entry, repo, base, label, identity, tree_root)
-        build.run_tests = run_tests
-        build.reviewed_by = reviewed_by
-        build.branch_prefix = branch_prefix_of(repo, branch_prefix)
-        # the upstream commit the base is (or, on the pin, stands for); onto a newer release of
-        # an index source its label names it, never the pin's commit
-        build.upstream = base if real else (entry.commit if label is None else "")
+        push_url = check_remote(repo, entry, remote, asked.force, real) if remote else None
+        build = _build(project, entry, repo, tree_root, base, label, real, asked)
         exports, stopped, absorbed = _build_and_land(
-            build, metas, stack, force, each=label is not None
+            build, metas, asked.stack, asked.force, each=label is not None
         )
-        if push_remote and push_url:
-            exports = push(repo, exports, push_remote, push_url, force)
+        if remote and push_url:
+            exports = push(repo, exports, remote, push_url, asked.force)
     if gh:
         exports = _open_prs(build, exports, gh, push_url)
+    absorbed_lines = tuple(a.line() for a in absorbed)
     return ExportReport(
         target,
         base,
@@ -109,8 +131,55 @@ def export_pr(
         checkout=str(repo.path),
         upstream_base=real,
         stopped=stopped,
-        absorbed=tuple(a.line() for a in absorbed),
+        absorbed=absorbed_lines,
     )
+
+
+def _check_fork(gh: Gh | None, push_remote: str | None, metas: Sequence[PatchMeta]) -> None:
+    if gh and not push_remote and any(_needs_new_pr(m) for m in metas):
+        raise ConfigError(
+            "--open needs --push REMOTE: a new PR's branch must be on your fork",
+            hint="pass --push with a remote (or URL) of your fork",
+        )
+
+
+def _build(
+    project: Project,
+    entry: LockEntry,
+    repo: GitRepo,
+    tree_root: Path,
+    base: str,
+    label: str | None,
+    real: bool,
+    asked: _Asked,
+) -> Build:
+    """What building each patch's commit needs, on ``base`` (named ``label``; ``real``: an
+    upstream commit, not a stand-in for the pin)."""
+    build = build_context(project, entry, repo, base, label, asked.identity, tree_root)
+    build.run_tests = asked.run_tests
+    build.reviewed_by = asked.reviewed_by
+    build.branch_prefix = branch_prefix_of(repo, asked.branch_prefix)
+    # the upstream commit the base is (or, on the pin, stands for); onto a newer release of
+    # an index source its label names it, never the pin's commit
+    build.upstream = base if real else (entry.commit if label is None else "")
+    return build
+
+
+def target_of(project: Project, patch_ids: Sequence[str]) -> str:
+    """The target of the patches named (the first one's: ``export_pr`` refuses a mix)."""
+    if not patch_ids:
+        raise ConfigError(
+            "name the patches to export, or the target whose patches to export",
+            hint="patchkit export-pr PATCH... (or --patch ID), or --target NAME for all its patches",
+        )
+    return project.patch(patch_ids[0]).target
+
+
+def check_against_for(given: str | None, onto: str | None) -> str | None:
+    """``--check-against``, else ``latest`` when exporting onto the pin (onto upstream's newest
+    code, the export itself finds what upstream has)."""
+    chosen = given or ("latest" if onto in (PIN, None) else "none")
+    return None if chosen == "none" else chosen
 
 
 def _onto(

@@ -20,7 +20,8 @@ from patchkit.importers.detect import read_source
 from patchkit.importers.model import Candidate
 from patchkit.importers.releases import Releases, from_index, from_repository
 from patchkit.importers.rewrite_out import offer
-from patchkit.model import LockEntry, Outcome, SourceKind
+from patchkit.model import LockEntry, SourceKind
+from patchkit.outcome import Outcome
 from patchkit.project.load import Project
 from patchkit.project.writer import ProjectWrites, project_writes
 from patchkit.trust.gitargs import check_rev

@@ -62,12 +62,7 @@ def matrix(
     cells_store = store or CellStore()
     try:
         base, points = hist.start(), select_points(hist, releases)
-        started = time.perf_counter()
-        if prefetch:
-            unique = {hist.version(p): p for p in [base, *points]}
-            for point in progress.steps(unique.values(), "release", hist.version):
-                hist.commit(point)  # a download, the first time
-        fetch_s = time.perf_counter() - started
+        fetch_s = _prefetched(hist, [base, *points]) if prefetch else 0.0
         patches = project.listed(target)
         jobs = plan(entry, base, points, patches)
         if only:
@@ -83,6 +78,15 @@ def matrix(
             cells_store.close()
         if history is None:
             hist.close()
+
+
+def _prefetched(hist: History, points: Sequence[Point]) -> float:
+    """Each release among ``points`` fetched (a download, the first time); the seconds it took."""
+    started = time.perf_counter()
+    unique = {hist.version(p): p for p in points}
+    for point in progress.steps(unique.values(), "release", hist.version):
+        hist.commit(point)
+    return time.perf_counter() - started
 
 
 def cells_at(

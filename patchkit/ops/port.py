@@ -16,7 +16,8 @@ from patchkit.engine.diff.parse import parse_diff
 from patchkit.engine.series import Blobs, run_patch, touched_paths
 from patchkit.errors import ConfigError, SourceError, TreeError
 from patchkit.gitrepo import GitRepo, blob_id
-from patchkit.model import FileChange, Outcome, PatchKind, PatchMeta, PatchResult
+from patchkit.model import PatchKind, PatchMeta
+from patchkit.outcome import FileChange, Outcome, PatchResult
 from patchkit.upstream.moved import HistoryFinder
 from patchkit.upstream.refs import resolve_release_ref
 from patchkit.workspace.locks import writing

@@ -23,15 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from patchkit import progress
+from patchkit.errors import PatchkitError, RebaseStopped, VerificationFailed
 from patchkit.model import Lock, LockEntry, PatchMeta
 from patchkit.ops.apply_tree import apply
 from patchkit.ops.context import blobs_for
 from patchkit.ops.verify import verify_applied
 from patchkit.project.load import Project, load_project
-from patchkit.project.lock import pins_to_move
+from patchkit.project.lock import find_lock, load_lock, pins_to_move
 from patchkit.project.writer import project_files, project_lock, restore
 from patchkit.rebasing.conflicts import RebaseState
-from patchkit.rebasing.report import RebaseReport
+from patchkit.rebasing.report import RebaseReport, stop_hint, tests_hint
 from patchkit.rebasing.session import abort, resume, start
 from patchkit.upstream.history import History, Point
 from patchkit.upstream.sources import UpstreamRepo, fetch
@@ -133,6 +134,66 @@ def _with_pins(project: Project, target: str, onto: str, options: dict[str, Any]
             return PinnedRebase(tuple(reports), rolled_back=True)
         moved = load_project(project.root, sets)
     return PinnedRebase(tuple(reports))
+
+
+# -- what a finished rebase tells the person: its stop, its warning ----------------------------
+def rebase_stop(report: RebaseReport) -> PatchkitError | None:
+    """What ends the command once the report is shown: the carried patches' tests failing with
+    the lock kept where it was, or patches a person must carry; None when the rebase ended."""
+    if report.verify_failed and report.proof is not None and not report.lock_moved:
+        return VerificationFailed(
+            f"the carried patches' tests fail on {report.target} {report.onto}, so the "
+            f"lock stays at {report.from_version}:\n  {_failures(report)}",
+            hint=tests_hint(report) + f"; or `patchkit rebase --target {report.target} "
+            f"--abort` (report: {report.report})",
+        )
+    if report.stopped:
+        stopped = [p for p in report.patches if not p.outcome.carried]
+        return RebaseStopped(
+            f"rebase of {report.target} onto {report.onto} stopped at "
+            f"{', '.join(f'{p.id} ({p.shown})' for p in stopped)}; report: {report.report}",
+            hint="; ".join(f"{p.id}: {stop_hint(report, p)}" for p in stopped)
+            + f"; or `patchkit rebase --target {report.target} --abort`",
+        )
+    return None
+
+
+def rebase_warning(report: RebaseReport) -> str | None:
+    """The lock moved (``--allow-pending``) although the carried patches' tests fail there."""
+    if report.verify_failed and report.proof is not None and report.lock_moved:
+        return (
+            f"the lock moved to {report.onto} (--allow-pending) although these tests fail "
+            f"there:\n  {_failures(report)}"
+        )
+    return None
+
+
+def _failures(report: RebaseReport) -> str:
+    return "\n  ".join(report.proof.failures()) if report.proof else ""
+
+
+def pinned_stop(done: PinnedRebase, *, target: str, onto: str) -> RebaseStopped | None:
+    """A ``--with-pins`` rebase rolled back because a pinned target stopped: what to do."""
+    if not done.rolled_back:
+        return None
+    last = done.reports[-1]
+    return RebaseStopped(
+        f"rebase of {last.target} onto {last.onto} (pinned by {target}) stopped, so "
+        f"no lock moved: {target} stays at its locked release too",
+        hint=f"fix {last.target} (`patchkit rebase --target {last.target} --continue`, "
+        f"report: {last.report}), then run `patchkit rebase --target {target} --onto "
+        f"{onto} --with-pins` again",
+    )
+
+
+def said_pin_drift(project_root: Path) -> None:
+    """The moved lock read again, so a pin drift the rebase made is said now, once."""
+    load_lock(find_lock(project_root))
+
+
+def changed_patches(report: RebaseReport) -> list[str]:
+    """The patches whose change the rebase moved or merged: their proof is now out of date."""
+    return [p.id for p in report.patches if p.outcome.moved]
 
 
 # -- what the verb hands the wing: the verbs a --verify rebase runs ---------------------------

@@ -13,10 +13,11 @@ from patchkit.engine.diff.make import unified_diff
 from patchkit.engine.series import Blobs, Overlay
 from patchkit.errors import ConfigError, PatchFailed
 from patchkit.matrix.table import Cell, Row
-from patchkit.model import Outcome, PatchMeta
+from patchkit.model import PatchMeta
 from patchkit.ops.apply_tree import upstream_view
 from patchkit.ops.context import blobs_for, open_checkout
 from patchkit.ops.matrix import matrix
+from patchkit.outcome import Outcome
 from patchkit.project.load import Project
 
 

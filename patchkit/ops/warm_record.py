@@ -176,14 +176,26 @@ def record_apply(
         return False  # a no-op, or applied over earlier changes: nothing to replay
     if report.recovered is not None or isinstance(tree, InstalledTree):
         return False
+    record = _replayable(tree, trace, started_ns, start, project)
+    if record is None:
+        return False
+    _keep(key, record, project, said)
+    return True
+
+
+def _replayable(
+    tree: Tree, trace: ApplyTrace, started_ns: int, start: Path, project: Project
+) -> Record | None:
+    """The record of an apply that wrote ``tree`` (``trace``), with every input it read as it
+    read it; None when the tree has moved on since (a later write, a file changed)."""
     store = StateStore(tree.state_dir)
     state_bytes = replay.read(str(store.file))
     if state_bytes is None or sha256(state_bytes) != StateStore.render(trace.state):
-        return False  # written again since (another apply)
+        return None  # written again since (another apply)
     record = _written(store, tree, trace.writes, trace)
     listings = listing_inputs(tree, trace.listed)
     if record is None or listings is None:
-        return False
+        return None
     known: dict[str, tuple[bytes | None, int | None]] = {
         str(tree.place(path)): (content, trace.modes.get(path))
         for path, content in trace.read.items()
@@ -194,11 +206,10 @@ def record_apply(
     paths = [*project_inputs(start, project), *code_inputs(), *tree_inputs(tree), *paths]
     inputs = replay.snapshot(paths, started_ns, known, stat_is_fresh)
     if inputs is None:
-        return False
+        return None
     record.inputs, record.state = inputs, store.put(state_bytes)
     record.dirs = _in_tree(inputs, str(tree.root), record.dirs)
-    _keep(key, record, project, said)
-    return True
+    return record
 
 
 def _written(

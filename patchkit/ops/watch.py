@@ -21,12 +21,13 @@ from pathlib import Path
 from patchkit.errors import ConfigError
 from patchkit.gitrepo import GitRepo, is_repo
 from patchkit.matrix.page import render_html as matrix_page
-from patchkit.model import LockEntry, Outcome, PatchMeta, PrState, SourceKind
+from patchkit.model import LockEntry, PatchMeta, PrState, SourceKind
 from patchkit.ops.matrix import matrix
 from patchkit.ops.rebase import rebase
 from patchkit.ops.retire import retire
 from patchkit.ops.upstream_check import check_patch
 from patchkit.ops.verify_ray import verify_on_ray
+from patchkit.outcome import Outcome
 from patchkit.project.load import Project, load_project
 from patchkit.rebasing.report import PatchRebase, RebaseReport
 from patchkit.upstream.github import Gh

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from patchkit.engine.probe import Prober
-from patchkit.model import Outcome
+from patchkit.outcome import Outcome
 from patchkit.upstream.history import Point
 
 

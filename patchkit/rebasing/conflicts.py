@@ -18,12 +18,7 @@ from typing import Any
 from patchkit.cache import Cache
 from patchkit.errors import ConfigError, RebaseStopped
 from patchkit.gitrepo import GitRepo
-from patchkit.model import (
-    FileChange,
-    Outcome,
-    PatchResult,
-    Step,
-)
+from patchkit.outcome import FileChange, Outcome, PatchResult, Step
 from patchkit.rebasing.bisect import Bisected
 from patchkit.upstream.history import Point
 from patchkit.workspace.tree import Tree, write_file

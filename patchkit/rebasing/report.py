@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from patchkit.model import ConflictDetail, Outcome, Placement
+from patchkit.outcome import ConflictDetail, Outcome, Placement
 
 if TYPE_CHECKING:
     from patchkit.rebasing.verify import Proof

@@ -13,7 +13,8 @@ from patchkit.engine.deltas import change_deltas
 from patchkit.engine.diff.make import FileDelta, unified_diff
 from patchkit.engine.probe import Prober, series_at
 from patchkit.engine.series import Blobs, Reader, patch_paths
-from patchkit.model import Lock, LockEntry, Outcome, PatchKind, PatchMeta, PatchResult
+from patchkit.model import Lock, LockEntry, PatchKind, PatchMeta
+from patchkit.outcome import Outcome, PatchResult
 from patchkit.rebasing.bisect import Bisected, trace_patch
 from patchkit.rebasing.conflicts import (
     manual_result,

@@ -14,7 +14,8 @@ from pathlib import Path
 from patchkit.engine.probe import read_at
 from patchkit.engine.series import Blobs
 from patchkit.errors import ConfigError, RebaseStopped
-from patchkit.model import Outcome, PatchMeta, UpstreamStatus
+from patchkit.model import PatchMeta, UpstreamStatus
+from patchkit.outcome import Outcome
 from patchkit.project.edits import with_history
 from patchkit.project.load import Project, load_project
 from patchkit.project.lock import move_lock

@@ -186,6 +186,7 @@ HEAVY = (
     "patchkit.project",
     "patchkit.tomlread",
     "patchkit.model",
+    "patchkit.outcome",
     "patchkit.ops.apply",
     "patchkit.ops.apply_tree",
     "patchkit.ops.status",

@@ -10,8 +10,8 @@ import pytest
 
 from patchkit.engine.diff.parse import parse_diff
 from patchkit.errors import PatchkitError, UnsafePathError, UnsupportedChange
-from patchkit.model import Outcome, Step
 from patchkit.ops.apply_tree import ApplyFailed
+from patchkit.outcome import Outcome, Step
 from testing.builders import Scenario, git_status, snapshot
 
 BODY = "".join(f"line{i}\n" for i in range(1, 21))

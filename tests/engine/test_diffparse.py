@@ -13,7 +13,7 @@ from patchkit.engine.diff.apply import apply_file
 from patchkit.engine.diff.parse import parse_diff, split_lines
 from patchkit.errors import MalformedPatch, UnsafePathError, UnsupportedChange
 from patchkit.gitrepo import blob_id
-from patchkit.model import Outcome
+from patchkit.outcome import Outcome
 
 SOURCE = Path("demo.patch")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from patchkit.model import Outcome
 from patchkit.ops.port import port
+from patchkit.outcome import Outcome
 from testing.builders import Upstream, run_git
 from tests.conftest import dedent
 

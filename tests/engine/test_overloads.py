@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from patchkit.engine.structure import parse_scopes
-from patchkit.model import Outcome, Rule
+from patchkit.outcome import Outcome, Rule
 from tests.conftest import dedent
 from tests.engine.test_placement import ported
 

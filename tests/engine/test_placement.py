@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from patchkit.model import Outcome, Rule
 from patchkit.ops.port import PortReport, port
+from patchkit.outcome import Outcome, Rule
 from testing.builders import Upstream
 from tests.conftest import dedent
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from patchkit.engine.structure import languages, parse_scopes, scopes, scopes_for
-from patchkit.model import Outcome
 from patchkit.ops.port import port
+from patchkit.outcome import Outcome
 from testing.builders import Upstream, run_git
 from tests.conftest import dedent
 

@@ -12,8 +12,8 @@ import pytest
 
 from patchkit.engine.diff.resultcheck import check
 from patchkit.engine.rewrite import Rewrite
-from patchkit.model import Outcome
 from patchkit.ops.port import port
+from patchkit.outcome import Outcome
 from testing.builders import Upstream
 from testing.rewrites import assert_rewrite, run_rewrite
 from tests.conftest import dedent

@@ -17,7 +17,8 @@ from patchkit.engine.rewrite.load import load_rewrites, rewrite_paths
 from patchkit.engine.rewrite.run import run_rewrite_patch
 from patchkit.engine.series import Blobs, Overlay, run_patch, run_series, touched_paths
 from patchkit.errors import ConfigError
-from patchkit.model import Outcome, PatchKind, PatchMeta, Step
+from patchkit.model import PatchKind, PatchMeta
+from patchkit.outcome import Outcome, Step
 from testing.rewrites import assert_rewrite, run_rewrite
 
 # -- rewrites used below ----------------------------------------------------------------------

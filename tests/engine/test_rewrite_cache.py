@@ -13,7 +13,7 @@ import pytest
 import patchkit.engine.rewrite.run
 from patchkit.cli import main
 from patchkit.engine.rewrite.run import run_rewrite_patch
-from patchkit.model import Outcome
+from patchkit.outcome import Outcome
 from testing.builders import Scenario
 
 MODULE = """\

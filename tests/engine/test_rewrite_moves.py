@@ -12,8 +12,8 @@ from patchkit.engine.rewrite.outcome import placements
 from patchkit.engine.rewrite.run import run_rewrite_patch, run_rewrites
 from patchkit.engine.rewrite.select import Selector, candidates, from_counts
 from patchkit.engine.series import Blobs
-from patchkit.model import Outcome, Rule
 from patchkit.ops.apply_tree import apply
+from patchkit.outcome import Outcome, Rule
 from patchkit.project.load import load_project
 from patchkit.workspace.tree import checkout_tree
 from testing.builders import run_git

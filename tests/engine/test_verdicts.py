@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from patchkit.model import Outcome
 from patchkit.ops.port import port
+from patchkit.outcome import Outcome
 from testing.builders import Upstream
 from tests.conftest import dedent
 

@@ -11,8 +11,8 @@ import pytest
 
 from patchkit.cli import port as port_cli
 from patchkit.errors import MalformedPatch, PatchFailed, UnsupportedChange
-from patchkit.model import Outcome
 from patchkit.ops.port import port
+from patchkit.outcome import Outcome
 from testing.builders import Upstream, run_git, snapshot
 
 TEXT = "".join(f"line {i}\n" for i in range(1, 31))

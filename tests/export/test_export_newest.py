@@ -61,7 +61,7 @@ def test_a_release_that_cannot_be_looked_at_is_said_not_fatal(tmp_path: Path) ->
 
 def test_the_command_line_looks_at_the_newest_release_when_exporting_onto_the_pin() -> None:
     from patchkit.cli import build_parser
-    from patchkit.cli.export_pr import _check_against
+    from patchkit.ops.export_pr import check_against_for as _check_against
 
     args = build_parser().parse_args(["export-pr", "fix-f"])
     assert (args.onto, args.check_against) == ("newest", None)

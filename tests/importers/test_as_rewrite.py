@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from patchkit.engine.series import Blobs, run_patch
-from patchkit.model import Outcome
+from patchkit.outcome import Outcome
 from patchkit.project.sets import load_patchset, read_toml
 from tests.importers.conftest import Releases3
 

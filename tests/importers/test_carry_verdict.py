@@ -9,7 +9,7 @@ from pathlib import Path
 from patchkit.engine.series import Blobs
 from patchkit.importers.carry import _without_base
 from patchkit.importers.model import Candidate, FileEdits, Form, Meta, Replace
-from patchkit.model import Outcome
+from patchkit.outcome import Outcome
 
 
 def _candidate(*replaces: Replace) -> Candidate:

@@ -19,7 +19,8 @@ from patchkit.matrix.markdown import render_markdown
 from patchkit.matrix.page import render_html
 from patchkit.matrix.store import CellStore
 from patchkit.matrix.table import assemble_rows
-from patchkit.model import Outcome, PatchKind, PatchMeta
+from patchkit.model import PatchKind, PatchMeta
+from patchkit.outcome import Outcome
 from patchkit.project.load import load_project
 from testing.builders import run_git
 from testing.matrix import Releases, rows

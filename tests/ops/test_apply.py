@@ -11,8 +11,8 @@ import pytest
 import patchkit.workspace.tree
 import patchkit.workspace.txn
 from patchkit.errors import TreeError
-from patchkit.model import Outcome
 from patchkit.ops.apply_tree import ApplyFailed
+from patchkit.outcome import Outcome
 from patchkit.workspace.state import StateStore
 from testing.builders import Scenario, file_stamps, git_status, snapshot
 

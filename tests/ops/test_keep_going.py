@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from patchkit.cli import main
-from patchkit.model import Outcome
 from patchkit.ops.apply_tree import ApplyFailed
+from patchkit.outcome import Outcome
 from patchkit.workspace.state import StateStore
 from testing.builders import Scenario, snapshot
 from tests.ops.test_apply import FILES, four_patches

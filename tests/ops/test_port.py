@@ -11,8 +11,8 @@ import pytest
 
 from patchkit.cli import port as port_cli
 from patchkit.errors import PatchFailed, SourceError, TreeError
-from patchkit.model import Outcome, Step
 from patchkit.ops.port import port
+from patchkit.outcome import Outcome, Step
 from testing.builders import Upstream, run_git, snapshot
 from tests.ops.test_rebase import BUMPED, MOD
 

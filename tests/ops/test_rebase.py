@@ -14,12 +14,11 @@ import pytest
 import tomlkit
 
 from patchkit.cli import rebase as rebase_cli
-from patchkit.cli.rebase import changed_patches
 from patchkit.engine.series import Blobs
 from patchkit.errors import ConfigError, PatchkitError, RebaseStopped, TreeError
-from patchkit.model import Outcome
 from patchkit.ops.apply_tree import apply
-from patchkit.ops.rebase import RebaseReport, abort_rebase, continue_rebase, rebase
+from patchkit.ops.rebase import RebaseReport, abort_rebase, changed_patches, continue_rebase, rebase
+from patchkit.outcome import Outcome
 from patchkit.project.load import load_project
 from patchkit.rebasing.bisect import first_change
 from patchkit.upstream.history import Point

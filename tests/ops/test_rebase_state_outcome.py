@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from patchkit.errors import ConfigError
-from patchkit.model import Outcome
+from patchkit.outcome import Outcome
 from patchkit.rebasing.bisect import Bisected
 from patchkit.rebasing.conflicts import STATE, RebaseState, load_state, save_state
 from patchkit.upstream.history import Point

@@ -10,7 +10,7 @@ import pytest
 
 from patchkit.engine.probe import list_at, read_at
 from patchkit.engine.rewrite.run import run_rewrites
-from patchkit.model import Outcome
+from patchkit.outcome import Outcome
 from patchkit.upstream.sources import ReleaseStore
 
 PATCH = Path(__file__).resolve().parents[2] / "patchsets/vllm-spark/patches/mxfp4-triton-sm12x.py"

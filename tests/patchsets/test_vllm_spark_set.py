@@ -16,7 +16,8 @@ import tomllib
 from patchkit.engine.rewrite import Rewrite
 from patchkit.engine.rewrite.load import load_rewrites
 from patchkit.engine.rewrite.run import run_rewrite_patch, run_rewrites
-from patchkit.model import LockEntry, Outcome, SourceKind, SourceSpec
+from patchkit.model import LockEntry, SourceKind, SourceSpec
+from patchkit.outcome import Outcome
 from testing.rewrites import assert_rewrite
 
 SET = Path(__file__).resolve().parents[2] / "patchsets" / "vllm-spark"

@@ -20,8 +20,8 @@ from patchkit.errors import TreeBusy
 from patchkit.gitrepo import GitRepo
 from patchkit.project.lock import move_lock
 from patchkit.project.writer import project_lock, project_tree
-from patchkit.workspace.state import StateStore
 from patchkit.workspace.journal import journal_path
+from patchkit.workspace.state import StateStore
 from testing.builders import Scenario
 
 ROOT = str(Path(__file__).resolve().parents[2])

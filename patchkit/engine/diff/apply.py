@@ -12,7 +12,7 @@ For each file the chain is:
    blob scope by scope (or the whole file, scope-checked); conflicts stop the patch with
    labelled markers for a person.
 
-Each hunk's :class:`~patchkit.model.Placement` says where it went and by which rule.
+Each hunk's :class:`~patchkit.outcome.Placement` says where it went and by which rule.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from patchkit.engine.diff.scopemerge import Edit, ScopeMerge, Stop, apply_at_bas
 from patchkit.engine.diff.spanning import merged_by_parts
 from patchkit.engine.diff.wholefile import deleted_file, new_file
 from patchkit.gitrepo import blob_id
-from patchkit.model import ConflictDetail, FileChange, Outcome, Placement, Rule, Step
+from patchkit.outcome import ConflictDetail, FileChange, Outcome, Placement, Rule, Step
 
 
 def _detail(path: str, hunk: Hunk, reason: str, ours: bytes = b"") -> ConflictDetail:

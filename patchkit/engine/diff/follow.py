@@ -24,7 +24,7 @@ from patchkit.engine.diff.relocate import retarget
 from patchkit.engine.diff.result import FileResult, Job, file_result
 from patchkit.engine.diff.scopemerge import ScopeMerge
 from patchkit.engine.structure import Scope, same_language_patterns
-from patchkit.model import ConflictDetail, Outcome, Placement, Step
+from patchkit.outcome import ConflictDetail, Outcome, Placement, Step
 
 _LOOKED_AT = 12  # candidate files parsed at most, per definition
 _NEAR = 0.5  # a body at least this alike the base's is the same definition

@@ -30,7 +30,7 @@ from patchkit.engine.diff.fileview import FileView
 from patchkit.engine.diff.parse import Hunk
 from patchkit.engine.diff.placement import Placer, Plan, PlanState, weight
 from patchkit.engine.structure import Scope
-from patchkit.model import Rule
+from patchkit.outcome import Rule
 
 
 def trimmed(hunk: Hunk, lead: int, trail: int) -> Hunk:

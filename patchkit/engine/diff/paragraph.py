@@ -27,7 +27,7 @@ from patchkit.engine.diff.fileview import FileView, common_prefix
 from patchkit.engine.diff.onesided import trimmed
 from patchkit.engine.diff.parse import Hunk
 from patchkit.engine.diff.placement import Placer, Plan, PlanState, weight
-from patchkit.model import Rule
+from patchkit.outcome import Rule
 
 _BETWEEN = 8  # lines upstream may have put between the two sides, at most
 

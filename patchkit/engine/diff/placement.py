@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from patchkit.engine.diff.fileview import FileView, squash
 from patchkit.engine.diff.parse import Hunk
 from patchkit.engine.structure import Scope, ScopePath, language_of
-from patchkit.model import Candidate, Rule
+from patchkit.outcome import Candidate, Rule
 
 _AROUND = 50  # lines compared beyond a hunk's context when judging its surroundings
 

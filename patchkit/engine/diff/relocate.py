@@ -16,7 +16,7 @@ from patchkit.engine.diff.parse import FilePatch, split_lines
 from patchkit.engine.diff.placement import Placer, Plan, base_at
 from patchkit.engine.diff.result import FileResult, Finder, Job
 from patchkit.engine.structure import same_language_patterns
-from patchkit.model import ConflictDetail, Outcome, Step
+from patchkit.outcome import ConflictDetail, Outcome, Step
 
 Apply = Callable[[Job, bytes], FileResult]
 

@@ -1,6 +1,6 @@
 """What applying one file's part of a diff needs (:class:`Job`) and gives (:class:`FileResult`),
 the results every step of :mod:`patchkit.engine.diff.apply` builds, and a patch's result from
-its files' (:func:`combine`, by the one rule of :meth:`patchkit.model.Outcome.worst`)."""
+its files' (:func:`combine`, by the one rule of :meth:`patchkit.outcome.Outcome.worst`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Protocol
 
 from patchkit.engine.diff.parse import FilePatch
 from patchkit.gitrepo import MergeResult
-from patchkit.model import ConflictDetail, FileChange, Outcome, PatchResult, Placement, Step
+from patchkit.outcome import ConflictDetail, FileChange, Outcome, PatchResult, Placement, Step
 
 Reader = Callable[[str], bytes | None]
 BlobReader = Callable[[str], bytes | None]
@@ -82,7 +82,7 @@ def file_result(
 
 def combine(patch_id: str, results: Sequence[FileResult], message: str = "") -> PatchResult:
     """One patch's result from its files' results: a file that did not land is the verdict
-    (the worst first), whatever the others did (:meth:`~patchkit.model.Outcome.worst`)."""
+    (the worst first), whatever the others did (:meth:`~patchkit.outcome.Outcome.worst`)."""
     outcome = Outcome.worst(r.outcome for r in results)
     steps = [r.step for r in results if r.outcome == outcome] or [Step.NONE]
     step = Step.THREE_WAY if Step.THREE_WAY in steps else steps[0]

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from patchkit.engine.diff.parse import FilePatch, split_lines
 from patchkit.engine.diff.result import BlobReader, FileResult, Reader
 from patchkit.engine.structure import Scope, ScopePath, ScopeTree, scopes_for
-from patchkit.model import ConflictDetail, Outcome, Rule, Step
+from patchkit.outcome import ConflictDetail, Outcome, Rule, Step
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from patchkit.engine.diff.placement import Placer, Plan, PlanState, by_surroundi
 from patchkit.engine.structure import Scope, ScopePath
 from patchkit.engine.structure.overloads import by_signature
 from patchkit.gitrepo import MergeResult
-from patchkit.model import Candidate, Rule
+from patchkit.outcome import Candidate, Rule
 
 Merger = Callable[[bytes, bytes, bytes, tuple[str, str, str]], MergeResult]
 

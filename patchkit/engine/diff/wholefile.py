@@ -5,7 +5,7 @@ from __future__ import annotations
 from patchkit.engine.diff.parse import FilePatch, split_lines
 from patchkit.engine.diff.result import FileResult, corrupt, stopped
 from patchkit.gitrepo import blob_id
-from patchkit.model import FileChange, Outcome, Step
+from patchkit.outcome import FileChange, Outcome, Step
 
 
 def new_file(fp: FilePatch, current: bytes | None) -> FileResult:

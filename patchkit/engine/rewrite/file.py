@@ -23,7 +23,7 @@ from patchkit.engine.rewrite.report import (
     Tally,
     run_outcome,
 )
-from patchkit.model import Outcome
+from patchkit.outcome import Outcome
 
 
 class _RewriteBroke(Exception):

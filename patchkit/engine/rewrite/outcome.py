@@ -23,15 +23,7 @@ from patchkit.engine.rewrite.report import (
     run_outcome,
 )
 from patchkit.engine.rewrite.select import Lister, Selector, admitting, searched, wanted
-from patchkit.model import (
-    ConflictDetail,
-    FileChange,
-    Outcome,
-    PatchResult,
-    Placement,
-    Rule,
-    Step,
-)
+from patchkit.outcome import ConflictDetail, FileChange, Outcome, PatchResult, Placement, Rule, Step
 
 Reader = Callable[[str], bytes | None]
 # path -> what changes whenever the file does; () absent; None: read it (see Tree.fingerprint)

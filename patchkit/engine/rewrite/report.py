@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from patchkit.engine.rewrite.select import AnchorSpec
-from patchkit.model import Outcome
+from patchkit.outcome import Outcome
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from patchkit.engine.rewrite.outcome import RewriteRun, conclude, module_sha, pa
 from patchkit.engine.rewrite.report import FileRun
 from patchkit.engine.rewrite.select import Lister, Selector, candidates
 from patchkit.errors import ConfigError
-from patchkit.model import Outcome, PatchResult, Step
+from patchkit.outcome import Outcome, PatchResult, Step
 
 Reader = Callable[[str], bytes | None]
 
