@@ -9,12 +9,10 @@ from typing import TYPE_CHECKING, Any
 from patchkit.cli.options import add_json, add_project, add_target, project_of
 from patchkit.cli.render import console, outcome_style, print_json, table
 from patchkit.errors import ImportRefused, PatchFailed
-from patchkit.ops.import_ import ImportReport, import_patches
+from patchkit.ops.import_ import ImportedPatch, ImportReport, import_patches
 
 if TYPE_CHECKING:
     from rich.table import Table
-
-_AT_LOCK = ("applied", "carried", "upstreamed")  # the outcomes of an imported patch that apply
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -75,7 +73,7 @@ def sources(report: ImportReport) -> list[dict[str, Any]]:
         entry = found.setdefault(
             p.source, {"source": p.source, "patches": [], "not_translated": []}
         )
-        if p.outcome != "refused":
+        if not p.refused:
             entry["patches"].append(p.name)
         for step in p.untranslated:
             if step not in entry["not_translated"]:
@@ -99,8 +97,8 @@ def _json(report: ImportReport) -> dict[str, Any]:
                 "kind": p.kind,
                 "base": p.base,
                 "base_how": p.base_how,
-                "outcome": p.outcome,
-                "step": p.step,
+                "outcome": p.shown,
+                "step": p.step.value,
                 "files": list(p.files),
                 "message": p.message,
                 "untranslated": list(p.untranslated),
@@ -118,7 +116,7 @@ def _table(report: ImportReport) -> Table | str:
             p.form,
             p.kind if p.written else "—",
             p.base or "—",
-            f"[{outcome_style(p.outcome)}]{p.outcome}[/]",
+            f"[{outcome_style(p.shown)}]{p.shown}[/]",
             "\n".join(p.files),
         )
         for p in report.patches
@@ -148,7 +146,7 @@ def _details(report: ImportReport) -> list[str]:
 
 
 def _exit(report: ImportReport) -> int:
-    refused = [p for p in report.patches if p.outcome == "refused"]
+    refused = [p for p in report.patches if p.refused]
     if refused:
         raise ImportRefused(
             f"{len(refused)} source(s) not imported: " + "; ".join(p.message for p in refused),
@@ -162,9 +160,9 @@ def _exit(report: ImportReport) -> int:
 def _stuck(report: ImportReport) -> str:
     """Which patches do not apply at the lock, and which of them are kept (pending) or not:
     a patch with no base in any release and no place at the lock is not written at all."""
-    stuck = [p for p in report.patches if p.outcome not in _AT_LOCK]
-    kept = [f"{p.name} ({p.outcome})" for p in stuck if p.written]
-    lost = [f"{p.name} ({p.outcome})" for p in stuck if not p.written]
+    stuck = [p for p in report.patches if not _at_lock(p)]
+    kept = [f"{p.name} ({p.shown})" for p in stuck if p.written]
+    lost = [f"{p.name} ({p.shown})" for p in stuck if not p.written]
     would = report.dry_run
     said = []
     if kept:
@@ -176,9 +174,14 @@ def _stuck(report: ImportReport) -> str:
 
 
 def _stuck_hint(report: ImportReport) -> str:
-    if any(not p.written for p in report.patches if p.outcome not in _AT_LOCK):
+    if any(not p.written for p in report.patches if not _at_lock(p)):
         return (
             "give the release the unwritten ones were made for (`--base REF`, or more "
             "`--max-fetch`); fix the pending ones at the lock, then `patchkit record --patch ID`"
         )
     return "fix them at the lock by hand, then `patchkit record --patch ID`"
+
+
+def _at_lock(patch: ImportedPatch) -> bool:
+    """An imported patch that applies at the lock."""
+    return patch.outcome is not None and patch.outcome.ok

@@ -325,10 +325,10 @@ def _new_state(
         AppliedPatch(
             id=meta.id,
             set_name=meta.set_name,
-            kind=meta.kind.value,
+            kind=meta.kind,
             digest=patch_digest(meta),
-            outcome=res.outcome.value,
-            step=res.step.value,
+            outcome=res.outcome,
+            step=res.step,
             files=tuple(sorted({c.path for c in res.changes})),
         )
         for meta, res in zip(patches, results, strict=True)

@@ -21,7 +21,7 @@ from patchkit.importers.model import Candidate
 from patchkit.importers.releases import Releases, from_index, from_repository
 from patchkit.importers.rewrite_out import offer
 from patchkit.model import LockEntry, SourceKind
-from patchkit.outcome import Outcome
+from patchkit.outcome import Outcome, Step
 from patchkit.project.load import Project
 from patchkit.project.writer import ProjectWrites, project_writes
 from patchkit.trust.gitargs import check_rev
@@ -37,13 +37,23 @@ class ImportedPatch:
     written: bool  # False: refused, or nothing left to import
     base: str | None  # the release or commit it applies at exactly; None when not found
     base_how: str  # how that was found (or what was tried)
-    outcome: str  # at the lock: applied, carried, upstreamed, conflict, ..., or "refused"
-    step: str
+    outcome: Outcome | None  # at the lock; None: refused (never carried there)
+    step: Step
     message: str
     files: tuple[str, ...]
     untranslated: tuple[str, ...]  # steps of the source not turned into the patch
     diff: bytes  # what was written (at the lock; at the base when it does not apply there)
     tests: tuple[str, ...] = ()  # the source's self-checks made its tests (set test nodes)
+
+    @property
+    def refused(self) -> bool:
+        """Not imported: the source holds nothing import can carry (``message`` says why)."""
+        return self.outcome is None
+
+    @property
+    def shown(self) -> str:
+        """The outcome as the report and JSON say it: its value, or ``refused``."""
+        return "refused" if self.outcome is None else self.outcome.value
 
 
 @dataclass(frozen=True)
@@ -58,8 +68,7 @@ class ImportReport:
 
     @property
     def ok(self) -> bool:
-        good = {o.value for o in Outcome if o.ok}
-        return all(p.outcome in good for p in self.patches)
+        return all(p.outcome is not None and p.outcome.ok for p in self.patches)
 
 
 def open_releases(entry: LockEntry) -> Releases:
@@ -256,8 +265,8 @@ def _report(
             False,
             None,
             "",
-            "refused",
-            "none",
+            None,
+            Step.NONE,
             candidate.refused,
             (),
             candidate.untranslated,
@@ -275,8 +284,8 @@ def _report(
         written is not None,
         found.release.label if found.release else None,
         found.how,
-        carried.outcome.value,
-        carried.step.value,
+        carried.outcome,
+        carried.step,
         message,
         _files(diff or candidate.diff, candidate),
         candidate.untranslated,

@@ -14,6 +14,7 @@ from patchkit.errors import ConfigError, PatchFailed, TreeError, shown
 from patchkit.model import PatchKind, PatchMeta, PatchSet, UpstreamStatus
 from patchkit.ops.apply_tree import series_applied, upstream_view
 from patchkit.ops.context import blobs_for, open_checkout
+from patchkit.outcome import Outcome, Step
 from patchkit.project.edits import appended_series, new_toml
 from patchkit.project.load import Project
 from patchkit.project.sets import ID_PATTERN, KIND_BY_SUFFIX, MANIFEST
@@ -226,8 +227,9 @@ def _note_applied(
             mode = upstream.mode(d.path) if content is not None else None
             old = FileRecord(d.path, original, mode, None, None)
         files[d.path] = replace(old, result=_sha(d.after))
+    paths = tuple(d.path for d in deltas)
     applied = AppliedPatch(
-        patch_id, set_name, "diff", sha256(diff), "applied", "exact", tuple(d.path for d in deltas)
+        patch_id, set_name, PatchKind.DIFF, sha256(diff), Outcome.APPLIED, Step.EXACT, paths
     )
     patches = (*(state.patches if state else ()), applied)
     target = state.target if state else tree.target

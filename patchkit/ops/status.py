@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from patchkit.model import LockEntry, PatchMeta, UpstreamStatus
 from patchkit.ops.context import CACHED, Where, open_tree
+from patchkit.outcome import Outcome
 from patchkit.project.load import Project
 from patchkit.project.sets import patch_digest
 from patchkit.targets import commits_match
@@ -109,7 +110,7 @@ def _one(read: Reader, state: State | None, meta: PatchMeta) -> PatchStatus:
         patch_state = PatchState.MODIFIED
     elif applied.digest != patch_digest(meta):
         patch_state = PatchState.OUTDATED
-    elif applied.outcome == "upstreamed":
+    elif applied.outcome is Outcome.UPSTREAMED:
         patch_state = PatchState.UPSTREAMED
     else:
         patch_state = PatchState.APPLIED

@@ -185,7 +185,7 @@ def _rebase_on_branch(
             retire(project=load_project(work), patch_id=p.id, merged_in=p.absorbed_by or "")
         lines = [_line(p, moved, hist, report, tests, gh) for p in report.patches]
         message = f"watch: {entry.name} {entry.version} → {report.onto}\n\n" + "\n".join(
-            f"{p.id}: {p.fate.value} ({p.outcome})" for p in lines
+            f"{p.id}: {p.fate.value} ({p.shown})" for p in lines
         )
         new, _tree = branches.commit(
             work, base=base, target=entry.name, version=report.onto, message=message
@@ -213,20 +213,20 @@ def _line(
         release = patch.absorbed_by or report.onto
         note = patch.message if not patch.outcome.ok else ""  # reworked since: check it
         pr = _pr(project, meta, gh)
-        return PatchLine(patch.id, fate, patch.outcome.value, release, pr, message=note)
+        return PatchLine(patch.id, fate, patch.outcome, release, pr, message=note)
     tested = tests.get(patch.id, "")
     if fate is Fate.CARRIED and not tested.startswith("failed"):
-        return PatchLine(patch.id, fate, patch.outcome.value, verification=tested)
+        return PatchLine(patch.id, fate, patch.outcome, verification=tested)
     if fate is Fate.CARRIED:  # it applies, but its tests fail there: a person looks at it
         why = f"carried to {report.onto}, but its tests fail there: {tested}"
-        return PatchLine(patch.id, Fate.BROKE, "carried, tests fail", report.onto, None,
-                         tested, message=why)  # fmt: skip
+        return PatchLine(patch.id, Fate.BROKE, patch.outcome, report.onto, None, tested,
+                         message=why, tests_fail=True)  # fmt: skip
     hunks = tuple(
         BrokenHunk(d.path, d.hunk, d.reason, _upstream_change(hist, report, patch, d.path))
         for d in patch.details
     )
     return PatchLine(
-        patch.id, fate, patch.outcome.value, patch.broken_by, hunks=hunks, message=patch.message
+        patch.id, fate, patch.outcome, patch.broken_by, hunks=hunks, message=patch.message
     )
 
 

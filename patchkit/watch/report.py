@@ -17,6 +17,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from patchkit.outcome import Outcome
+
 MD, JSON, HTML, MATRIX = "report.md", "report.json", "report.html", "matrix.html"
 _DIFF_LINES = 40  # lines of an upstream change shown per broken hunk
 
@@ -41,12 +43,18 @@ class BrokenHunk:
 class PatchLine:
     id: str
     fate: Fate
-    outcome: str  # the engine's outcome at the new release
+    outcome: Outcome  # the engine's outcome at the new release
     release: str | None = None  # the release that absorbed it / where it first broke
     pr: str | None = None  # the upstream pull request that absorbed it, when known
     verification: str = ""  # the tests' result at the new release ("" when not asked)
     hunks: tuple[BrokenHunk, ...] = ()
     message: str = ""
+    tests_fail: bool = False  # it applies there, but its tests fail: broke all the same
+
+    @property
+    def shown(self) -> str:
+        """The outcome as the report says it."""
+        return "carried, tests fail" if self.tests_fail else self.outcome.value
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,9 @@ class WatchSummary:
 
 def to_json(summary: WatchSummary) -> dict[str, Any]:
     data = asdict(summary)
+    for line, patch in zip(data["patches"], summary.patches, strict=True):
+        line["outcome"] = patch.shown
+        del line["tests_fail"]
     data["counts"] = {f.value: len(summary.having(f)) for f in Fate}
     return data
 
@@ -88,7 +99,7 @@ def render_markdown(summary: WatchSummary) -> str:
         "|---|---|---|---|---|---|",
     ]
     for p in s.patches:
-        cells = (p.id, p.fate.value, p.outcome, p.release or "", p.pr or "", p.verification)
+        cells = (p.id, p.fate.value, p.shown, p.release or "", p.pr or "", p.verification)
         lines.append("| " + " | ".join(_md_cell(c) for c in cells) + " |")
     lines += _absorbed_md(s.having(Fate.ABSORBED))
     for p in s.having(Fate.BROKE):
@@ -110,7 +121,7 @@ def _absorbed_md(absorbed: Sequence[PatchLine]) -> list[str]:
 
 def _broke_md(patch: PatchLine) -> list[str]:
     first = f" (first at {patch.release})" if patch.release else ""
-    lines = ["", f"## `{patch.id}` broke{first}: {patch.outcome}", ""]
+    lines = ["", f"## `{patch.id}` broke{first}: {patch.shown}", ""]
     if patch.message:
         lines += [patch.message, ""]
     for h in patch.hunks:
@@ -137,7 +148,7 @@ def render_html(summary: WatchSummary) -> str:
         "<tr>"
         + "".join(
             f"<td>{esc(c)}</td>"
-            for c in (p.id, p.fate.value, p.outcome, p.release or "", p.pr or "", p.verification)
+            for c in (p.id, p.fate.value, p.shown, p.release or "", p.pr or "", p.verification)
         )
         + "</tr>"
         for p in s.patches

@@ -5,6 +5,7 @@ content-addressed store of the original files."""
 from __future__ import annotations
 
 import contextlib
+import enum
 import functools
 import json
 import os
@@ -13,6 +14,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from patchkit.errors import TreeError, shown
+from patchkit.model import PatchKind
+from patchkit.outcome import Outcome, Step
 from patchkit.workspace.tree import sha256
 
 TYPE_CHECKING = False  # typing is not imported at run time: a warm run does without it
@@ -44,10 +47,10 @@ class AppliedPatch:
 
     id: str
     set_name: str
-    kind: str
+    kind: PatchKind
     digest: str  # sha256 of the patch file when it was applied
-    outcome: str
-    step: str
+    outcome: Outcome
+    step: Step
     files: tuple[str, ...]
 
 
@@ -194,10 +197,10 @@ _FILE_SHAPE: dict[str, Any] = {
 _PATCH_SHAPE: dict[str, Any] = {
     "id": str,
     "set_name": str,
-    "kind": str,
+    "kind": PatchKind,
     "digest": str,
-    "outcome": str,
-    "step": str,
+    "outcome": Outcome,
+    "step": Step,
     "files": list,
 }
 
@@ -213,6 +216,8 @@ def _fits(value: Any, shape: Any) -> bool:
         return value is None
     if isinstance(shape, re.Pattern):
         return isinstance(value, str) and shape.fullmatch(value) is not None
+    if isinstance(shape, enum.EnumMeta):  # one of its values (the file holds the value)
+        return isinstance(value, str) and value in shape._value2member_map_
     return isinstance(value, shape) and not (shape is int and isinstance(value, bool))
 
 
@@ -239,9 +244,23 @@ def _checked(raw: Any) -> State:
         patch = _record(item, _PATCH_SHAPE, f"patches[{i}]")
         if not all(isinstance(f, str) for f in patch["files"]):
             raise _Malformed(f"patches[{i}].files must be a list of paths")
-        applied.append(AppliedPatch(**{**patch, "files": tuple(patch["files"])}))
+        applied.append(_applied(patch))
     records = {k: FileRecord(**_record(v, _FILE_SHAPE, f"files[{k!r}]")) for k, v in files.items()}
     return State(raw["target"], raw["commit"], raw["lock_version"], tuple(applied), records)
+
+
+def _applied(patch: dict[str, Any]) -> AppliedPatch:
+    """A checked record of ``patches``: its values as the enums they are (the file holds their
+    values, as every state file written before did)."""
+    return AppliedPatch(
+        patch["id"],
+        patch["set_name"],
+        PatchKind(patch["kind"]),
+        patch["digest"],
+        Outcome(patch["outcome"]),
+        Step(patch["step"]),
+        tuple(patch["files"]),
+    )
 
 
 def _from_json(raw: Any, path: Path) -> State:

@@ -37,6 +37,6 @@ def test_malformed_source_is_refused_not_crashed(
     else:
         source.write_bytes(content)
     report = releases3.import_(source)
-    assert report.patches and all(p.outcome == "refused" for p in report.patches)
+    assert report.patches and all(p.refused for p in report.patches)
     assert all(p.message for p in report.patches)
     assert not releases3.set_dir().exists()

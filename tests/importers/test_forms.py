@@ -11,6 +11,7 @@ import pytest
 import tomlkit
 
 from patchkit.cli import main
+from patchkit.outcome import Outcome
 from patchkit.project import edits
 from patchkit.project.sets import load_patchset, read_toml
 from testing.builders import run_git
@@ -84,7 +85,7 @@ def test_abbreviated_index_finds_its_base_among_releases_and_is_carried(
     assert patch.form == "git-diff"
     assert patch.base == "v1.1"
     assert patch.base_how.startswith("index lines match v1.1")
-    assert patch.outcome == "carried"  # v1.2 moved the lines: carried to the lock
+    assert patch.outcome is Outcome.CARRIED  # v1.2 moved the lines: carried to the lock
     written = (releases3.set_dir() / "patches" / "b.patch").read_text()
     lock_blob = run_git(up, "rev-parse", "v1.2:vllm/model.py").decode().strip()
     assert f"index {lock_blob}.." in written  # full index, at the lock
@@ -141,7 +142,7 @@ def test_dynamic_script_is_refused_and_nothing_written(
     )
     report = releases3.import_(script)
     [patch] = report.patches
-    assert patch.outcome == "refused" and not patch.written
+    assert patch.refused and not patch.written
     assert "line 2" in patch.message and "sys.argv[1]" in patch.message
     assert not releases3.set_dir().exists()
 
@@ -150,7 +151,7 @@ def test_script_calling_its_own_function_is_refused(releases3: Releases3, tmp_pa
     script = tmp_path / "fn.py"
     script.write_text("def patch(p):\n    pass\n\npatch('/x')\n")
     [patch] = releases3.import_(script).patches
-    assert patch.outcome == "refused" and "defines patch()" in patch.message
+    assert patch.refused and "defines patch()" in patch.message
 
 
 def test_quilt_series_with_dep3_headers(releases3: Releases3, tmp_path: Path) -> None:

@@ -264,9 +264,7 @@ def test_a_script_that_loops_or_grows_without_bound_is_refused_quickly(
 
     started = time.monotonic()
     [patch] = releases3.import_(_mod(tmp_path, run_sh)).patches
-    assert patch.outcome == "refused" and (
-        "MAX_LOOPS" in patch.message or "MAX_VALUE" in patch.message
-    )
+    assert patch.refused and ("MAX_LOOPS" in patch.message or "MAX_VALUE" in patch.message)
     assert time.monotonic() - started < 30
 
 

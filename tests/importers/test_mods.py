@@ -109,4 +109,4 @@ def test_run_sh_with_nothing_to_import_is_refused(releases3: Releases3, tmp_path
     )
     (mod / "run.sh").write_text("pip install foo==1\n")
     [patch] = releases3.import_(mod).patches
-    assert patch.outcome == "refused" and "pip install foo==1" in patch.message
+    assert patch.refused and "pip install foo==1" in patch.message

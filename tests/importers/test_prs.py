@@ -56,4 +56,4 @@ def test_a_diff_named_by_its_pr_records_it_offline(releases3: Releases3, tmp_pat
 
 def test_a_bad_pr_spec_is_refused_by_name(releases3: Releases3) -> None:
     [patch] = releases3.import_("pr:vllm-project/vllm#x1").patches
-    assert patch.outcome == "refused" and "pr:owner/name#NUMBER" in patch.message
+    assert patch.refused and "pr:owner/name#NUMBER" in patch.message

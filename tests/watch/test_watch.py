@@ -12,6 +12,7 @@ import tomlkit
 
 from patchkit.errors import ConfigError
 from patchkit.ops.watch import Options, WatchResult, watch
+from patchkit.outcome import Outcome
 from patchkit.project.load import load_project
 from patchkit.upstream.github import Gh
 from patchkit.upstream.history import open_history
@@ -258,6 +259,7 @@ def test_a_patch_absorbed_then_reworked_upstream_is_retired_not_broken(repo: Wat
     assert result.summary is not None and result.summary.onto == "1.2"
     line = next(p for p in result.summary.patches if p.id == "absorb")
     assert (line.fate, line.release) == (Fate.ABSORBED, "1.1")
+    assert isinstance(line.outcome, Outcome)  # the one vocabulary; a string only in the report
     meta = repo.branch_file("watch/demo-1.2", "patchsets/demo/patches/absorb.toml")
     assert 'status = "merged"' in meta and 'merged_in = "1.1"' in meta
 
