@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from patchkit.errors import TreeError
-from patchkit.workspace import wholefile
+from patchkit.workspace.replay_txn import replace_whole
 from patchkit.workspace.state import StateStore
 from patchkit.workspace.tree import Tree, sha256
 
@@ -73,7 +73,7 @@ def save_journal(
     try:
         store.dir.mkdir(parents=True, exist_ok=True)
         content = _text(store, writes, before, command).encode()
-        wholefile.replace(str(journal_path(store)), content, sync=True)  # whole or absent
+        replace_whole(str(journal_path(store)), content, sync=True)  # whole or absent
     except OSError as exc:
         raise TreeError(
             f"{tree.root}: saving the journal in {store.dir} failed "

@@ -10,6 +10,9 @@ one's), naming the originals the recorded run saved in the state store. So whate
 replay half-way (a full disk, a kill) is rolled back by the next writer, as any interrupted
 write is (``txn.recover``): this module never rolls back itself.
 
+The one writer of a file whole or not at all (``replace_whole``: the journal, the state file)
+is here, with ``os`` alone: ``txn`` writes the journal and restores the state through it too.
+
 Only a checkout's files are replayed, each into a real directory of the tree (a directory a
 link stands for, or a file stands in, is a miss), made where ``reset`` removed it.
 """
@@ -20,7 +23,6 @@ import fcntl
 import os
 import stat
 
-from patchkit.workspace import wholefile
 from patchkit.workspace.replay import WRITE, Record
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -86,7 +88,7 @@ def commit(record: Record, pack: bytes, state: bytes) -> None:
     the journal; an OSError leaves the journal for the next writer to roll back."""
     journal = os.path.join(record.state_dir, "journal.json")
     head, tail = record.journal
-    wholefile.replace(journal, f"{head}{os.getpid()}{tail}".encode(), sync=True)
+    replace_whole(journal, f"{head}{os.getpid()}{tail}".encode(), sync=True)
     rows = iter(record.writes)
     for _path, place, sha, mode, offset, size in zip(*[rows] * WRITE, strict=True):
         if not sha:
@@ -94,8 +96,35 @@ def commit(record: Record, pack: bytes, state: bytes) -> None:
             continue
         content = pack[int(offset) : int(offset) + int(size)]
         _write(place, content, int(mode) if mode else None)
-    wholefile.replace(os.path.join(record.state_dir, "state.json"), state)
+    replace_whole(os.path.join(record.state_dir, "state.json"), state)
     os.unlink(journal)  # the commit point
+
+
+def replace_whole(path: str, content: bytes, *, sync: bool = False) -> None:
+    """``path`` written whole or not at all: a temporary file beside it (``<name>.tmp``: the
+    names ``txn`` and a replay share), on the disk before the rename when ``sync``; when the
+    disk refuses (full, a file size limit) no half-written temporary file is left."""
+    tmp = os.path.splitext(path)[0] + ".tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _CLOEXEC, 0o666)
+    try:
+        try:
+            write_all(fd, content)
+            if sync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    os.replace(tmp, path)
+
+
+def write_all(fd: int, content: bytes) -> None:
+    """Write all of ``content`` (system calls, not a buffered file object: a replay writes a
+    thousand files)."""
+    view, done = memoryview(content), 0
+    while done < len(content):
+        done += os.write(fd, view[done:])
 
 
 def _write(place: str, content: bytes, mode: int | None) -> None:
@@ -117,7 +146,7 @@ def _write(place: str, content: bytes, mode: int | None) -> None:
             os.fchmod(fd, 0o755 if mode & 0o111 else 0o644)
         else:
             _keep_mode(fd, place)
-        wholefile.write_all(fd, content)
+        write_all(fd, content)
     finally:
         os.close(fd)
     os.replace(tmp, place)

@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from patchkit.errors import PatchkitError, TreeError
-from patchkit.workspace import wholefile
 from patchkit.workspace.journal import (
     changed_since,
     journal_path,
@@ -28,6 +27,7 @@ from patchkit.workspace.journal import (
     mode_changed_since,
     save_journal,
 )
+from patchkit.workspace.replay_txn import replace_whole
 from patchkit.workspace.state import State, StateStore
 from patchkit.workspace.tree import Tree, remove_file, write_file
 
@@ -284,4 +284,4 @@ def _restore_state(store: StateStore, journal: dict[str, Any]) -> None:
     if before is None:
         store.file.unlink(missing_ok=True)
         return
-    wholefile.replace(str(store.file), store.get(before))
+    replace_whole(str(store.file), store.get(before))
