@@ -93,3 +93,60 @@ def test_two_paragraphs_at_one_point_stay_a_conflict(tmp_path: Path) -> None:
     upstream = SPEC.replace("\nExclusiveArch", "\nPrefix: /usr\n\nExclusiveArch")
     report, _ = ported(tmp_path, "ucx.spec.in", SPEC, patched, upstream)
     assert report.outcome is Outcome.CONFLICT
+
+
+CONFIG = dedent(
+    """
+    static int read_on_variable(const char *section, char *name)
+    {
+    \tgit_buf buf = GIT_BUF_INIT;
+
+    \tGIT_UNUSED(line);
+    \tGIT_UNUSED(line_len);
+
+    \tgit_buf_puts(&buf, section);
+    \tgit_buf_putc(&buf, '.');
+    \treturn append(&buf, name);
+    }
+
+    static int read_on_comment(const char *line)
+    {
+    \tGIT_UNUSED(line);
+    \tGIT_UNUSED(line_len);
+
+    \treturn 0;
+    }
+    """
+)
+
+
+def test_a_block_opening_a_paragraph_opens_it_after_upstream_rewrote_it(
+    tmp_path: Path,
+) -> None:
+    """The check went right under a blank line, above the paragraph's first line; upstream
+    rewrote that paragraph: the check opens it here too (after the intact leading side,
+    found once in its own function, not in the look-alike lines of the other)."""
+    check = "\tif (!section)\n\t\treturn -1;\n"
+    patched = CONFIG.replace("\tgit_buf_puts(", f"{check}\tgit_buf_puts(")
+    rewritten = '\tgit__strtolower(name);\n\tgit_buf_printf(&buf, "%s.%s", section, name);\n'
+    upstream = CONFIG.replace(
+        "\tgit_buf_puts(&buf, section);\n\tgit_buf_putc(&buf, '.');\n", rewritten
+    )
+    report, text = ported(tmp_path, "src/config_file.c", CONFIG, patched, upstream)
+    assert report.outcome is Outcome.CARRIED, report.result.details
+    assert text == upstream.replace("\tgit__strtolower(", f"{check}\tgit__strtolower(")
+    (mark,) = report.result.placements
+    assert mark.rule is Rule.PARAGRAPH
+    assert mark.scope == ("read_on_variable",)
+
+
+def test_a_block_inside_a_paragraph_whose_next_line_was_rewritten_stays_a_conflict(
+    tmp_path: Path,
+) -> None:
+    """No blank line above the block: it sticks to the line above as much as to the one
+    below, which upstream rewrote; before or after the rewrite is a guess."""
+    check = "\tif (!section)\n\t\treturn -1;\n"
+    patched = CONFIG.replace("\tgit_buf_putc(", f"{check}\tgit_buf_putc(")
+    upstream = CONFIG.replace("\tgit_buf_putc(&buf, '.');\n", "\tgit_buf_putc(&buf, ':');\n")
+    report, _ = ported(tmp_path, "src/config_file.c", CONFIG, patched, upstream)
+    assert report.outcome is Outcome.CONFLICT

@@ -81,33 +81,72 @@ def _in_scope(placer: Placer, plan: Plan, at: int) -> bool:
     return got == want and (not want or len(target.tree.find(want)) == 1)
 
 
+def _between(placer: Placer, plan: Plan) -> tuple[bool, int] | None:
+    """Both sides intact, upstream's lines between them: (whether the block keeps its leading
+    side, where the kept side starts here), when exactly one place fits."""
+    hunk, lines = plan.hunk, placer.target.lines
+    sides = _sides(placer.target, hunk)
+    if sides is None:
+        return None
+    joins = (
+        _joined(hunk.old[hunk.lead - 1], hunk.added[0]),
+        _joined(hunk.added[-1], hunk.old[hunk.lead]),
+    )
+    after_lead, before_trail = sides[0] + hunk.lead, sides[1]
+    fitting = [at for at in (after_lead, before_trail) if _fits(lines, at, hunk, joins)]
+    if len(fitting) != 1 or not _in_scope(placer, plan, fitting[0]):
+        return None
+    keep_lead = fitting[0] == after_lead
+    return keep_lead, sides[0] if keep_lead else sides[1]
+
+
+def _edge(placer: Placer, plan: Plan) -> tuple[bool, int] | None:
+    """A block that opened a paragraph at base (a blank line right above it, its last line
+    joined to the next), whose leading side is intact here but whose next line upstream
+    rewrote (gone from the ``_BETWEEN`` lines after it): it opens the paragraph here too.
+    Likewise a block that closed a paragraph, by its trailing side. (Whether it keeps its
+    leading side, where that side starts here.)"""
+    hunk, lines, added = plan.hunk, placer.target.lines, plan.hunk.added
+    lead, trail = hunk.old[: hunk.lead], hunk.old[hunk.lead :]
+    inner = not _blank(added[0]) and not _blank(added[-1])
+    opens = inner and _blank(lead[-1]) and not _blank(trail[0])
+    if not inner or opens == (_blank(trail[0]) and not _blank(lead[-1])):
+        return None
+    kept = lead if opens else trail
+    if sum(weight(line) for line in kept) < 2:
+        return None
+    shift = len(lead) if opens else 0
+    spots = [s for s in placer.target.find(kept) if _in_scope(placer, plan, s + shift)]
+    if len(spots) != 1:
+        return None
+    at = spots[0] + shift
+    near = lines[at : at + _BETWEEN] if opens else lines[max(at - _BETWEEN, 0) : at]
+    stuck = trail[0] if opens else lead[-1]
+    beside = near[:1] if opens else near[-1:]
+    if stuck in near or not beside or _blank(beside[0]):
+        return None
+    return opens, spots[0]
+
+
 def place_in_paragraph(placer: Placer, plan: Plan) -> bool:
     """Place an inserted block by the paragraphs around it, where upstream inserted lines
-    at the same point; True when placed (the plan holds the hunk cut to the side it keeps)."""
+    at the same point or rewrote the line it stuck to; True when placed (the plan holds the
+    hunk cut to the side it keeps)."""
     hunk = plan.hunk
     if plan.base_at is None or not hunk.lead or not hunk.trail or not hunk.added:
         return False
     if len(hunk.old) != hunk.lead + hunk.trail:
         return False  # one block of inserted lines, nothing removed
-    sides = _sides(placer.target, hunk)
-    if sides is None:
+    between = _between(placer, plan)
+    found = between or _edge(placer, plan)
+    if found is None:
         return False
-    lines, added = placer.target.lines, hunk.added
-    joins = (
-        _joined(hunk.old[hunk.lead - 1], added[0]),
-        _joined(added[-1], hunk.old[hunk.lead]),
-    )
-    after_lead, before_trail = sides[0] + hunk.lead, sides[1]
-    fitting = [at for at in (after_lead, before_trail) if _fits(lines, at, hunk, joins)]
-    if len(fitting) != 1 or not _in_scope(placer, plan, fitting[0]):
-        return False
-    keep_lead = fitting[0] == after_lead
+    keep_lead, spot = found
     plan.hunk = trimmed(hunk, 0, hunk.trail) if keep_lead else trimmed(hunk, hunk.lead, 0)
-    plan.spots = [sides[0] if keep_lead else sides[1]]
+    plan.spots = [spot]
     plan.base_at = plan.base_at + (0 if keep_lead else hunk.lead)
     plan.rule, plan.state = Rule.PARAGRAPH, PlanState.APPLY
     side = "leading" if keep_lead else "trailing"
-    plan.note = (
-        f"upstream inserted lines at the same point: kept beside its {side} side by paragraphs"
-    )
+    why = "inserted lines at the same point" if between else "rewrote the lines on its other side"
+    plan.note = f"upstream {why}: kept beside its {side} side by paragraphs"
     return True
