@@ -487,9 +487,9 @@ No test in FlashInfer's own suite covers this change yet.
 Run on FlashInfer 0.6.6 (commit 70b142b75b46) with this change applied:
 
 - NVIDIA H100 80GB HBM3 (compute capability 9.0); driver 580.159.04, CUDA 13.0, torch 2.11.0+cu130, triton 3.6.0, Python 3.12.3, 2026-11-23: **passed**; not proven (never run without the change)
-  - `test_decode_gqa16.py` (not in this PR): passed (2 passed)
+  - `test_decode_gqa16.py` (ours, not upstream): passed (2 passed)
 - NVIDIA H200 (compute capability 9.0); driver 580.159.04, CUDA 13.0, torch 2.11.0+cu130, triton 3.6.0, Python 3.12.3, 2026-11-22: **passed**; not proven (never run without the change)
-  - `test_decode_gqa16.py` (not in this PR): passed (2 passed)
+  - `test_decode_gqa16.py` (ours, not upstream): passed (2 passed)
 
 AI assistance was used: a coding agent wrote the change and its tests.
 """
