@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -160,11 +161,13 @@ class Cache:
     def read_sealed(self, path: Path) -> bytes | None:
         """The payload :meth:`write_sealed` wrote at ``path``; None when there is none, or it
         was not sealed under this cache's key (written by anyone else, or changed since)."""
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:  # O_NONBLOCK, regular files only: a FIFO or device in its place is never waited on
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
         except OSError:
             return None
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
             chunks = [os.read(fd, 1 << 16)]
             while chunks[-1]:
                 chunks.append(os.read(fd, 1 << 20))
@@ -172,7 +175,8 @@ class Cache:
             return None
         finally:
             os.close(fd)
-        head, _, payload = b"".join(chunks).partition(b"\n")
+        data = b"".join(chunks)
+        head, _, payload = data.partition(b"\n")
         mark, _, seal = head.partition(b" ")
         if mark != _SEALED or not self.sealed(payload, seal):
             return None

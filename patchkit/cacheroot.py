@@ -88,7 +88,9 @@ def sealing_key(top: Place) -> bytes:
 def read_key(path: str) -> bytes | None:
     """The key at ``path``; None when there is none; refused unless it is ours alone."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(
+            path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        )
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -96,9 +98,9 @@ def read_key(path: str) -> bytes | None:
             f"the cache's key {path} cannot be read: {exc.strerror or exc}",
             hint=f"remove {path} (patchkit makes a new one and recomputes what it sealed)",
         ) from None
-    with open(fd, "rb") as handle:
+    with open(fd, "rb") as handle:  # (O_NONBLOCK: a FIFO planted as the key never waits)
         st = os.fstat(fd)
-        data = handle.read(_KEY_BYTES + 1)
+        data = handle.read(_KEY_BYTES + 1) if stat.S_ISREG(st.st_mode) else b""
     private = stat.S_IMODE(st.st_mode) & 0o077 == 0 and st.st_uid == os.geteuid()
     if not stat.S_ISREG(st.st_mode) or not private or len(data) != _KEY_BYTES:
         raise CacheUntrusted(

@@ -36,6 +36,11 @@ def read_toml(path: Path) -> dict[str, Any]:
         text = read_file(path).decode()  # TOML is UTF-8, as ``tomllib.load`` reads it
     except FileNotFoundError:
         raise ConfigError(f"{path} does not exist") from None
+    except OSError as exc:  # a directory, a FIFO, a device: refused, never waited on
+        raise ConfigError(
+            f"{path}: cannot be read: {exc.strerror or exc}",
+            hint=f"make {path} a regular file",
+        ) from None
     except UnicodeDecodeError as exc:
         raise ConfigError(
             f"{path}: not valid TOML: not UTF-8 ({exc.reason} at byte {exc.start})"

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from patchkit.errors import TreeError, shown
+from patchkit.fileio import read_file
 from patchkit.model import PatchKind
 from patchkit.outcome import Outcome, Step
 from patchkit.workspace.tree import sha256
@@ -82,7 +83,7 @@ class StateStore:
 
     def load(self) -> State | None:
         try:
-            data = self.file.read_bytes()
+            data = read_file(self.file)
         except FileNotFoundError:
             return None
         except OSError as exc:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from patchkit.errors import TreeError, UnsafePathError, shown
-from patchkit.fileio import read_fd
+from patchkit.fileio import OPEN_FLAGS, read_fd
 from patchkit.trust.paths import Fence, names_git_dir
 from patchkit.workspace.mounts import stat_is_fresh
 
@@ -141,7 +141,7 @@ class Tree:
             self.disk_path(repo_path)
         path = self.place(repo_path)
         try:
-            fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+            fd = os.open(path, OPEN_FLAGS | _NOFOLLOW)  # (a FIFO never makes it wait)
         except (FileNotFoundError, NotADirectoryError):
             return None  # (a parent that is a file: nothing lives here; writing it is refused)
         except OSError as exc:
