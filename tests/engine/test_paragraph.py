@@ -150,3 +150,44 @@ def test_a_block_inside_a_paragraph_whose_next_line_was_rewritten_stays_a_confli
     upstream = CONFIG.replace("\tgit_buf_putc(&buf, '.');\n", "\tgit_buf_putc(&buf, ':');\n")
     report, _ = ported(tmp_path, "src/config_file.c", CONFIG, patched, upstream)
     assert report.outcome is Outcome.CONFLICT
+
+
+DOC = dedent(
+    """
+    notes:
+      - The first note, on
+        two lines (see bug 1).
+      - Another note that
+        upstream edits too.
+    requirements:
+      - python3-dnf
+      - dnf >= 2.0.1
+    seealso:
+      - module: ansible.builtin.package
+    """
+)
+
+
+def test_a_block_closing_an_indented_block_closes_it_after_rewrites(tmp_path: Path) -> None:
+    """A note appended at the end of the notes (the next line, ``requirements:``, less
+    indented); upstream rewrote the line above it and one below: it goes right before the
+    line that ends the notes, whose place the lines kept around it confirm."""
+    note = "  - A new note,\n    over two lines.\n"
+    patched = DOC.replace("requirements:\n", f"{note}requirements:\n")
+    upstream = DOC.replace("edits too.", "edited.").replace("python3-dnf", "python-dnf")
+    report, text = ported(tmp_path, "docs/dnf.yml", DOC, patched, upstream)
+    assert report.outcome is Outcome.CARRIED, report.result.details
+    assert text == upstream.replace("requirements:\n", f"{note}requirements:\n")
+    (mark,) = report.result.placements
+    assert mark.rule is Rule.PARAGRAPH
+    assert "ends its indented block" in mark.note
+
+
+def test_a_block_inside_an_indented_block_with_rewrites_stays_a_conflict(tmp_path: Path) -> None:
+    """The note goes between two notes (the next line as indented as it): no line ends a
+    block there, and both neighbours were rewritten: the conflict stands."""
+    note = "  - A new note,\n    over two lines.\n"
+    patched = DOC.replace("  - Another note", f"{note}  - Another note")
+    upstream = DOC.replace("(see bug 1)", "(bug 1)").replace("Another note that", "A note that")
+    report, _ = ported(tmp_path, "docs/dnf.yml", DOC, patched, upstream)
+    assert report.outcome is Outcome.CONFLICT

@@ -17,6 +17,12 @@ Only one place may qualify: when both do (or neither), the conflict stands. The 
 in the scope the hunk had at base (no look-alike twin), and the two sides must say something.
 Without blank lines around it (a list of ``||`` alternatives) the block is joined on both
 sides, and the rule never chooses: that order is a guess.
+
+Where upstream rewrote the lines on one side instead, a block at an edge keeps to that edge:
+one that opened a paragraph (a blank line above it) opens it still, after its intact leading
+side; one that closed an indented block (the next line less indented: the last note before
+``requirements:``) goes right before the line ending that block, when exactly one place has
+that line and two more telling context lines where they were at base.
 """
 
 from __future__ import annotations
@@ -128,6 +134,39 @@ def _edge(placer: Placer, plan: Plan) -> tuple[bool, int] | None:
     return opens, spots[0]
 
 
+def _indent(line: bytes) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _matches(lines: Sequence[bytes], hunk: Hunk, row: int) -> int:
+    """How many telling context lines of the hunk stand here as at base, its trailing side
+    starting at ``row`` (line for line: upstream may have rewritten the others)."""
+    start = row - hunk.lead
+    return sum(
+        weight(line)
+        for i, line in enumerate(hunk.old)
+        if 0 <= start + i < len(lines) and lines[start + i] == line
+    )
+
+
+def _closing(placer: Placer, plan: Plan) -> tuple[bool, int] | None:
+    """A block that closed an indented block at base (the line after it less indented than
+    each of its lines, the line before it not): it closes that block here too, right before
+    that line, when upstream rewrote lines either side, if exactly one place has that line
+    and two more telling context lines where they were at base. (False: the trailing side
+    is kept; where that line is here.)"""
+    hunk, lines = plan.hunk, placer.target.lines
+    after, before = hunk.old[hunk.lead], hunk.old[hunk.lead - 1]
+    depth = min(_indent(line) for line in hunk.added if not _blank(line)) if hunk.added else 0
+    if _blank(after) or _blank(before) or _indent(after) >= depth or _indent(before) < depth:
+        return None
+    rows = [r for r in placer.target.find([after]) if _matches(lines, hunk, r) >= 3]
+    if len(rows) != 1 or not _in_scope(placer, plan, rows[0]):
+        return None
+    above = lines[rows[0] - 1] if rows[0] else b""
+    return None if _blank(above) or _indent(above) < depth else (False, rows[0])
+
+
 def place_in_paragraph(placer: Placer, plan: Plan) -> bool:
     """Place an inserted block by the paragraphs around it, where upstream inserted lines
     at the same point or rewrote the line it stuck to; True when placed (the plan holds the
@@ -137,16 +176,20 @@ def place_in_paragraph(placer: Placer, plan: Plan) -> bool:
         return False
     if len(hunk.old) != hunk.lead + hunk.trail:
         return False  # one block of inserted lines, nothing removed
-    between = _between(placer, plan)
+    between, closing = _between(placer, plan), None
     found = between or _edge(placer, plan)
+    if found is None:
+        found = closing = _closing(placer, plan)
     if found is None:
         return False
     keep_lead, spot = found
-    plan.hunk = trimmed(hunk, 0, hunk.trail) if keep_lead else trimmed(hunk, hunk.lead, 0)
+    rest = hunk.trail - 1 if closing else 0  # closing: only the line it goes before is kept
+    plan.hunk = trimmed(hunk, 0, hunk.trail) if keep_lead else trimmed(hunk, hunk.lead, rest)
     plan.spots = [spot]
     plan.base_at = plan.base_at + (0 if keep_lead else hunk.lead)
     plan.rule, plan.state = Rule.PARAGRAPH, PlanState.APPLY
     side = "leading" if keep_lead else "trailing"
-    why = "inserted lines at the same point" if between else "rewrote the lines on its other side"
-    plan.note = f"upstream {why}: kept beside its {side} side by paragraphs"
+    why = "inserted lines at the same point" if between else "rewrote the lines beside it"
+    how = "before the line that ends its indented block" if closing else "by paragraphs"
+    plan.note = f"upstream {why}: kept beside its {side} side, {how}"
     return True
