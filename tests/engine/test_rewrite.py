@@ -340,7 +340,7 @@ def test_conflict_details_carry_the_anchor_code(tmp_path: Path) -> None:
 
 def test_bad_modules_are_config_errors_and_failed_results(tmp_path: Path) -> None:
     broken = tmp_path / "broken.py"
-    broken.write_text("import nowhere_to_be_found\n")
+    broken.write_text("X = 1 // 0\n")  # passes the gate, fails on import
     with pytest.raises(ConfigError, match=r"broken\.py: importing the rewrite failed"):
         load_rewrites(broken)
     result = run_rewrite_patch("broken", broken, _reader({}))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
 import re
 import sys
 import traceback
@@ -19,6 +18,7 @@ import libcst as cst
 
 from patchkit.engine.diff.paths import is_git_internal
 from patchkit.engine.rewrite.base import Rewrite
+from patchkit.engine.rewrite.gate import check_source
 from patchkit.engine.rewrite.select import (
     ANCHOR_RE,
     Selector,
@@ -37,7 +37,8 @@ def load_rewrites(file: Path) -> list[type[Rewrite]]:
         source = Path(file).read_bytes()
     except OSError as exc:
         raise ConfigError(f"{file}: cannot read rewrite module: {exc.strerror}") from exc
-    module = _import_module(Path(file).resolve(), hashlib.sha256(source).hexdigest())
+    check_source(source, Path(file))  # nothing of it runs unless it passes
+    module = _import_module(Path(file).resolve(), hashlib.sha256(source).hexdigest(), source)
     classes = [
         obj
         for obj in vars(module).values()
@@ -67,15 +68,15 @@ def rewrite_selectors(file: Path) -> list[Selector]:
 
 
 @functools.lru_cache(maxsize=256)
-def _import_module(file: Path, sha: str) -> types.ModuleType:
+def _import_module(file: Path, sha: str, source: bytes) -> types.ModuleType:
+    """The module of ``source``, the bytes checked (never the file read again: it could have
+    changed since)."""
     name = "patchkit_rewrites._" + re.sub(r"\W", "_", f"{file.stem}_{sha[:12]}")
-    spec = importlib.util.spec_from_file_location(name, file)
-    if spec is None or spec.loader is None:
-        raise ConfigError(f"{file}: cannot be imported as a Python module")
-    module = importlib.util.module_from_spec(spec)
+    module = types.ModuleType(name)
+    module.__file__ = str(file)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        exec(compile(source, str(file), "exec"), module.__dict__)
     except Exception as exc:
         del sys.modules[name]
         raise ConfigError(f"{file}: importing the rewrite failed: {describe(exc, file)}") from exc
