@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,6 +39,9 @@ def prove(args: argparse.Namespace) -> int:
         python=args.python,
         prepare=args.prepare,
     )
+    if args.where_note:  # how the runs differ from upstream's CI, said with the device
+        proved = [replace(p, run=replace(p.run, where=f"{p.run.where}; {args.where_note}"))
+                  for p in proved]  # fmt: skip
     out = [{"patch": p.patch_id, **asdict(p.run)} for p in proved]
     Path(args.out).write_text(json.dumps(out, indent=2, sort_keys=True) + "\n")
     for p in proved:
@@ -86,6 +89,9 @@ def main() -> int:
     p.add_argument("--python", default=sys.executable, help="the Python that runs the tests")
     p.add_argument(
         "--prepare", default="", help="a shell command run in each checkout before its test"
+    )
+    p.add_argument(
+        "--where-note", default="", help="said after the device in each run's record and PR text"
     )
     m = sub.add_parser("merge", help="add runs from prove's --out files to the tracked results")
     m.add_argument("files", nargs="+")

@@ -34,6 +34,13 @@ tree=/tmp/upstream-$what; rm -rf "$tree"
 case "$what" in
   vllm)  # the cache's release commit (its tests/ included), a stand-in naming upstream's commit
     git clone -q -c advice.detachedHead=false -b "v$version" "$carried/vllm.bundle" "$tree"
+    # vLLM finds its platform from its package metadata, which a source tree lacks (no platform:
+    # VllmConfig() fails); as CUDA it imports vllm._C, the native ops a source tree has not
+    # built. So vLLM runs as its CPU build ("+cpu"), on the GPU; the record says so.
+    rm -rf "$site"/vllm-*.dist-info; meta="$site/vllm-$version+cpu.dist-info"; mkdir -p "$meta"
+    printf 'Metadata-Version: 2.1\nName: vllm\nVersion: %s+cpu\n' "$version" > "$meta/METADATA"
+    : > "$meta/RECORD"
+    note="vLLM's CPU platform (a source tree: its native ops not built)"
     prepare="" ;;
   flashinfer)  # upstream's own commit, alone (a shallow history), and its submodules' headers
     git init -q "$tree"
@@ -41,11 +48,11 @@ case "$what" in
     git -C "$tree" fetch -q "$carried/flashinfer.bundle" "refs/tags/v$version:refs/tags/v$version"
     git -C "$tree" checkout -q "v$version"
     mkdir -p /tmp/fi-3rdparty && tar xzf "$carried/3rdparty.tgz" -C /tmp/fi-3rdparty
-    # what an editable install leaves in the tree (build_backend._create_data_dir)
+    note=""  # what an editable install leaves in the tree (build_backend._create_data_dir):
     prepare='mkdir -p flashinfer/data && ln -sfn "$PWD/include" flashinfer/data/include && ln -sfn "$PWD/csrc" flashinfer/data/csrc && ln -sfn /tmp/fi-3rdparty/3rdparty/cutlass flashinfer/data/cutlass && ln -sfn /tmp/fi-3rdparty/3rdparty/spdlog flashinfer/data/spdlog' ;;
   *) echo "unknown target $what" >&2; exit 2 ;;
 esac
 timeout 560 python3 scripts/upstream_tests.py prove --target "$what" --checkout "$tree" \
-  --prepare "$prepare" --out "$out/upstream-$what.json" ${only[@]+"${only[@]}"}
+  --prepare "$prepare" --where-note "$note" --out "$out/upstream-$what.json" ${only[@]+"${only[@]}"}
 echo "exit $?"
 } 2>&1 | tee "$out/upstream-$what.log"

@@ -76,3 +76,21 @@ def test_a_hostile_runs_file_is_refused_naming_it(tmp_path: Path) -> None:
     assert not (
         case.project.path / "patchsets" / "demo" / "upstream-tests" / "results.json"
     ).exists()
+
+
+def test_a_where_note_is_kept_with_the_device_and_said_in_the_text(tmp_path: Path) -> None:
+    """How the runs differ from upstream's CI (vLLM as its CPU build on a GPU machine) is said
+    after the device, in the record and so in the PR text."""
+    case = case_with_test(tmp_path)
+    project, out = str(case.project.path), tmp_path / "runs.json"
+    note = "vLLM's CPU platform (a source tree: its native ops not built)"
+    proved = _script(
+        "--project", project, "prove", "--target", "vllm", "--where-note", note,
+        "--checkout", str(case.upstream.path), "--out", str(out),
+    )  # fmt: skip
+    assert proved.returncode == 0, proved.stderr
+    (run,) = json.loads(out.read_text())
+    assert run["where"].endswith(f"; {note}") and not run["where"].startswith(";")
+    assert _script("--project", project, "merge", str(out)).returncode == 0
+    export = only(case.export("fix-f", run_tests=False))
+    assert f"; {note} ({run['time'][:10]})." in export.text.body
