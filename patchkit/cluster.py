@@ -26,10 +26,11 @@ from types import FrameType
 from typing import Any
 
 from patchkit.errors import ClusterUnreachable, ConfigError
+from patchkit.trust.envvars import seconds
 
 KIND_PREFIX = "accelerator_type:"  # Ray's resource naming a node's GPU kind
 RETRIES = 1  # a task whose worker dies is run once more, then reported
-CONNECT_TIMEOUT_S = float(os.environ.get("PATCHKIT_RAY_CONNECT_TIMEOUT", "60"))
+CONNECT_TIMEOUT_S = 60.0  # PATCHKIT_RAY_CONNECT_TIMEOUT overrides it, read when connecting
 POLL_S = 0.5  # how often a wait wakes up, so that signals are handled
 
 
@@ -38,10 +39,12 @@ def address_from(option: str | None) -> str | None:
     return option or os.environ.get("RAY_ADDRESS") or None
 
 
-def connect(address: str, *, timeout_s: float = CONNECT_TIMEOUT_S) -> Any:
+def connect(address: str, *, timeout_s: float | None = None) -> Any:
     """The ``ray`` module, connected to the cluster at ``address`` ("auto", "local": a new
     cluster on this machine, "ray://host:10001", "host:6379"); reused when this process is
     already connected. ClusterUnreachable when nothing answers within ``timeout_s``."""
+    if timeout_s is None:
+        timeout_s = seconds("PATCHKIT_RAY_CONNECT_TIMEOUT", CONNECT_TIMEOUT_S)
     try:
         import ray
     except ImportError:

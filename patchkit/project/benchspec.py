@@ -125,7 +125,7 @@ def _count(raw: dict[str, Any], key: str, default: int, path: Path, where: str) 
 def _capability(raw: Any, path: Path, where: str) -> tuple[int, int] | None:
     if raw in (None, ""):
         return None
-    match = re.fullmatch(r"(\d+)\.(\d+)", str(raw))
+    match = re.fullmatch(r"(\d{1,4})\.(\d{1,4})", str(raw))
     if not match:
         raise ConfigError(f'{path}: {where}.min_capability must look like "9.0"')
     return int(match.group(1)), int(match.group(2))

@@ -100,7 +100,7 @@ def _test(table: dict[str, Any], path: Path, set_root: Path) -> UpstreamTest | N
 def _capability(value: Any, path: Path) -> tuple[int, int] | None:
     if value in (None, ""):
         return None
-    match = re.fullmatch(r"(\d+)\.(\d+)", str(value))
+    match = re.fullmatch(r"(\d{1,4})\.(\d{1,4})", str(value))
     if not match:
         raise ConfigError(f'{path}: [export.test] min_capability must look like "9.0"')
     return int(match.group(1)), int(match.group(2))

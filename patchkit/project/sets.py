@@ -46,7 +46,7 @@ def project_of(meta_file: Path) -> Path:
 def _capability(text: Any, where: str, path: Path) -> tuple[int, int] | None:
     if text in (None, ""):
         return None
-    match = re.fullmatch(r"(\d+)\.(\d+)", text) if isinstance(text, str) else None
+    match = re.fullmatch(r"(\d{1,4})\.(\d{1,4})", text) if isinstance(text, str) else None
     if not match:
         raise ConfigError(f'{path}: {where}.min_capability must look like "9.0"')
     return int(match.group(1)), int(match.group(2))
@@ -166,7 +166,7 @@ def _hardware(pr: dict[str, Any], path: Path) -> tuple[tuple[int, int], ...]:
     """``[pr] hardware = ["12.0", "12.1"]``: the compute capabilities the change is for."""
     value = pr.get("hardware", [])
     items = value if isinstance(value, list) else [None]
-    caps = [re.fullmatch(r"(\d+)\.(\d+)", v) if isinstance(v, str) else None for v in items]
+    caps = [re.fullmatch(r"(\d{1,4})\.(\d{1,4})", v) if isinstance(v, str) else None for v in items]
     if not all(caps):
         raise ConfigError(f'{path}: [pr] hardware must be a list of capabilities like ["12.1"]')
     return tuple((int(m.group(1)), int(m.group(2))) for m in caps if m)

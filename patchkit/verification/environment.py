@@ -87,7 +87,7 @@ def capability_text(cap: tuple[int, int]) -> str:
 
 
 def parse_capability(text: object) -> tuple[int, int] | None:
-    match = re.fullmatch(r"\s*(\d+)\.(\d+)\s*", text) if isinstance(text, str) else None
+    match = re.fullmatch(r"\s*(\d{1,4})\.(\d{1,4})\s*", text) if isinstance(text, str) else None
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 

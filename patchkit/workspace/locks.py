@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from patchkit.errors import ConfigError, TreeBusy
+from patchkit.trust.envvars import seconds
 from patchkit.workspace.tree import Tree
 
 LOCK = ".lock"
@@ -36,10 +37,7 @@ POLL = 0.05  # seconds between tries while another process holds a lock
 
 
 def timeout() -> float:
-    try:
-        return float(os.environ.get("PATCHKIT_LOCK_TIMEOUT", DEFAULT_TIMEOUT))
-    except ValueError:
-        return DEFAULT_TIMEOUT
+    return seconds("PATCHKIT_LOCK_TIMEOUT", DEFAULT_TIMEOUT)  # (`nan` would wait forever)
 
 
 def _beside(directory: Path, suffix: str) -> Path:

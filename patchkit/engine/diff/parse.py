@@ -306,6 +306,9 @@ class _Parser:
         if not found:
             raise self.fail(f"a malformed hunk header {shown(_text(header_line.rstrip()))}")
         start, old_len, new_start, new_len, section = found.groups()
+        if max(len(n or b"") for n in (start, old_len, new_start, new_len)) > 18:  # > 10**18 lines
+            shown_header = _text(header_line.rstrip())[:60]
+            raise self.fail(f"a hunk header with a number no file has {shown(shown_header)}")
         old_count = int(old_len) if old_len is not None else 1
         new_count = int(new_len) if new_len is not None else 1
         header = f"@@ -{int(start)},{old_count} +{int(new_start)},{new_count} @@"
