@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from patchkit.engine.series import touched_paths
-from patchkit.model import PatchMeta
+from patchkit.model import Lock, PatchMeta
 from patchkit.ops.apply_tree import ApplyReport, apply
 from patchkit.ops.context import CACHED, Where, blobs_for, open_tree
 from patchkit.project.load import Project
@@ -76,11 +76,11 @@ def apply_target(
     to this tree before unless ``exclude`` names them) to the tree ``where`` names, all or
     nothing. Raises ``ApplyFailed`` (with per-patch results) when a patch does not apply;
     nothing is written then."""
-    entry = project.entry(target)
+    entry, listed = project.entry(target), project.listed(target)
     tree = open_tree(entry, where)
-    kept = remembered_opt_ins(project, tree, include=include, exclude=exclude)
+    kept = remembered_opt_ins(listed, tree, include=include, exclude=exclude)
     patches = project.patches(target, include=(*include, *kept))
-    warnings = _warnings(project, tree, kept)
+    warnings = _warnings(project.lock, tree, kept)
     skipped: list[NotApplicable] = []
     if isinstance(tree, InstalledTree):
         patches, skipped = split_applicable(tree, patches)
@@ -101,12 +101,12 @@ def apply_target(
     return TargetApply(report, tree, tuple(patches), warnings, tuple(skipped))
 
 
-def _warnings(project: Project, tree: Tree, kept: Sequence[str]) -> tuple[str, ...]:
+def _warnings(lock: Lock, tree: Tree, kept: Sequence[str]) -> tuple[str, ...]:
     """What a person should hear before the results: pins that disagree, prebuilt kernels that
     make a patched source moot, opt-ins kept from an earlier apply."""
     prebuilt = prebuilt_kernels(tree)
     return (
-        tuple(pin_warnings(project, tree))
+        tuple(pin_warnings(lock, tree))
         + ((prebuilt,) if prebuilt else ())
         + tuple(
             f"kept opt-in patch {patch_id}, applied to {tree.root} before "
@@ -117,17 +117,17 @@ def _warnings(project: Project, tree: Tree, kept: Sequence[str]) -> tuple[str, .
 
 
 def remembered_opt_ins(
-    project: Project, tree: Tree, *, include: Sequence[str], exclude: Sequence[str]
+    listed: Sequence[PatchMeta], tree: Tree, *, include: Sequence[str], exclude: Sequence[str]
 ) -> list[str]:
     """Opt-in patches applied to ``tree`` earlier that this apply does not name: a plain apply
     after ``apply --include X`` keeps X (saying so) instead of dropping it in silence."""
     state = StateStore(tree.state_dir).load()
-    optional = {p.id for p in project.listed(tree.target) if p.optional}
+    optional = {p.id for p in listed if p.optional}
     earlier = [p.id for p in state.patches] if state else []
     return [i for i in earlier if i in optional and i not in include and i not in exclude]
 
 
-def pin_warnings(project: Project, tree: Tree) -> list[str]:
+def pin_warnings(lock: Lock, tree: Tree) -> list[str]:
     """Where the tree's own requirements pin another target at a version the lock does not."""
     pins = pinned_versions(tree.root, tree.target) if not isinstance(tree, InstalledTree) else {}
-    return tree_pin_problems(project.lock, tree.target, pins)
+    return tree_pin_problems(lock, tree.target, pins)
