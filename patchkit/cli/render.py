@@ -25,6 +25,24 @@ _STYLE = r"(?:bold|dim|italic|red|green|yellow|blue|cyan|magenta)"
 _MARKUP = re.compile(rf"(?<!\\)\[(?:/|/?{_STYLE}(?: {_STYLE})*)\]")
 
 
+# What a terminal acts on instead of showing: C0 and C1 controls but line breaks and tabs (ESC
+# starts colours, titles, cursor moves; CR writes over the line), and the invisible format
+# characters that reorder or hide text (bidi overrides, zero-width ones).
+_HIDDEN = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]"
+)
+_NAMES = {"\0": "NUL", "\r": "CR", "\x1b": "ESC", "\x7f": "DEL"}
+
+
+def visible(text: str) -> str:
+    """``text`` with every character a terminal would act on rather than show named instead
+    (``<ESC>``, ``<CR>``, ``<U+202E>``): a file name, a title or a tool's answer from input
+    never colours, moves or rewrites what patchkit prints."""
+    if not _HIDDEN.search(text):
+        return text
+    return _HIDDEN.sub(lambda m: f"<{_NAMES.get(m[0], f'U+{ord(m[0]):04X}')}>", text)
+
+
 def literal(text: str) -> str:
     """``text`` (a file name, a patch id) to be shown as it is inside a styled line: a
     bracket in it never reads as one of the style tags."""
@@ -61,17 +79,17 @@ def _drawable(value: Any, markup: bool) -> Any:
     is, ``markup=False``), a table's title and string cells likewise."""
     if isinstance(value, str):
         if markup:
-            return styled(value)
+            return styled(visible(value))
         from rich.text import Text
 
-        return Text(value)
+        return Text(visible(value))
     from rich.table import Table
 
     if isinstance(value, Table):
         if isinstance(value.title, str):
             value.title = styled(value.title)
         for column in value.columns:
-            column._cells = [styled(c) if isinstance(c, str) else c for c in column._cells]
+            column._cells = [styled(visible(c)) if isinstance(c, str) else c for c in column._cells]
     return value
 
 
@@ -109,7 +127,7 @@ class Out:
             drawn = [_drawable(o, markup) for o in objects]
             self.rich().print(*drawn, markup=False, end=end, **options)
             return
-        text = " ".join(objects)
+        text = visible(" ".join(objects))
         self.stream.write((plain(text) if markup else text) + end)
 
 
@@ -180,6 +198,7 @@ def table(
 ) -> Table | str:
     """A rich table on a terminal; otherwise plain text: the title, then one line per row,
     columns aligned, a cell's lines joined with "; ", no style tags."""
+    rows = [[visible(c) for c in row] for row in rows]
     if out.is_terminal:
         from rich.table import Table
 
