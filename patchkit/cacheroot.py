@@ -51,8 +51,16 @@ def made(path: Place) -> None:
 
 def trusted(path: Place, top: Place) -> None:
     """Refuse ``path`` (a directory of the cache at ``top``) unless it is ours alone to
-    write."""
-    st = os.stat(path)
+    write. The root may be a link (``~/.cache`` on another disk); a directory inside it may
+    not: a link there would send what patchkit writes outside the cache."""
+    inner = os.fspath(path) != os.fspath(top)
+    st = os.lstat(path) if inner else os.stat(path)
+    if stat.S_ISLNK(st.st_mode):
+        raise CacheUntrusted(
+            f"the cache {top}: {path} is a symbolic link (to {os.readlink(path)}); patchkit "
+            "writes only inside its cache",
+            hint=f"remove the link {path} (patchkit makes the directory again)",
+        )
     if not stat.S_ISDIR(st.st_mode):
         raise CacheUntrusted(
             f"the cache {top}: {path} is not a directory",

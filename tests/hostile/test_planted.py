@@ -1,4 +1,5 @@
-"""A FIFO (or a device) planted where patchkit expects a file — patch metadata, the tree's
+"""What is planted where patchkit expects a file or a directory. A link in the cache that
+leads out of it is refused (exit 2 naming it), never written through. A FIFO (or a device) planted where patchkit expects a file — patch metadata, the tree's
 state, a file of the target tree, the cache's key or a sealed cache entry — is refused or
 ignored at once, never waited on: opening a FIFO for reading blocks until a writer comes."""
 
@@ -78,3 +79,17 @@ def test_a_cache_key_or_sealed_entry_that_is_a_fifo_is_not_waited_on(tmp_path: P
     cache._key = None
     with pytest.raises(CacheUntrusted, match="key"):
         cache.seal(b"x")
+
+
+def test_a_cache_directory_replaced_by_a_link_out_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    s = scenario(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    cache = Cache.current()
+    (cache.root / "toml").symlink_to(outside)
+    (cache.root / "rewrites").symlink_to(outside)
+    assert run(s, "status") == 2
+    assert "is a symbolic link" in capsys.readouterr().err
+    assert not list(outside.iterdir())
