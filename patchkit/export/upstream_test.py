@@ -263,7 +263,7 @@ def section(
         return f"The test for this change ({files}) is not on this branch: {run.detail}."
     if run.result == "not run":
         said = f"The test this PR adds ({files}) has not been run from this branch's base: {run.detail}."
-        return f"{said} {_both(elsewhere, 'another upstream commit, ')}" if elsewhere else said
+        return f"{said} {_both(elsewhere, 'another ')}" if elsewhere else said
     return f"The test this PR adds ({files}): {_both(run, '', base)}"
 
 
@@ -273,7 +273,7 @@ def _both(run: UpstreamRun, other: str, base: str = "") -> str:
     if run.upstream:
         where = f"On {other}upstream commit {run.upstream[:12]}"
     else:
-        where = f"On {base}" if base else f"On {other}its base"
+        where = f"On {base}" if base else ("On another commit" if other else "On its base")
     unpatched = run.unpatched.partition(" (")
     without = (
         f"**{unpatched[0]}** ({unpatched[2].rstrip(')')})"
