@@ -127,8 +127,7 @@ def test_a_recorded_run_of_another_patch_or_test_or_base_is_not_this_ones(
     assert export.upstream_test is not None and export.upstream_test.result == "not run"
     assert (  # said as a run from another commit, never as this branch's
         "has not been run from this branch's base: it needs a GPU, and no run of it from this "
-        "commit is recorded. On another upstream commit abcdef123456, without"
-        in export.text.body
+        "commit is recorded. On another upstream commit abcdef123456, without" in export.text.body
     )
     assert other.where in export.text.body
 
