@@ -422,6 +422,72 @@ def _import_case(files: dict[str, bytes], source: str = "src") -> Callable[[Path
     return build
 
 
+# -- issue 24, second pass (helper hostile): code in a rewrite, FIFOs, numbers, terminal text --
+def rewrite_runs_code(tmp: Path) -> list[Run]:
+    s = scenario(tmp, {"m.py": "def f():\n    return 1\n"})
+    body = f"import os\nos.system({plant(tmp)!r})\n__import__('os').system({plant(tmp)!r})\n"
+    s.project.add_rewrite("r1", body)
+    return [Run(["apply", *where(s)], (2, 6)), Run(["status", *where(s)], (0, 2, 6))]
+
+
+def _fifo_case(place: str) -> Callable[[Path], list[Run]]:
+    def build(tmp: Path) -> list[Run]:
+        s = scenario(tmp)
+        s.add("p1", {"a.txt": "a one\na TWO\n"})
+        path = {
+            "meta": s.set_root / "patches" / "p1.toml",
+            "state": s.root / ".git" / "patchkit" / "state.json",
+            "tree": s.root / "a.txt",
+            "key": tmp / "cache" / "key",
+        }[place]
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path.unlink(missing_ok=True)
+        os.mkfifo(path, 0o600)
+        extra = ["--allow-dirty"] if place == "tree" else []
+        return [
+            Run([verb, *where(s), *extra], (0, 2, 4, 6), timeout=30.0)
+            for verb in ("status", "apply")
+        ]
+
+    return build
+
+
+def cache_dir_link_out(tmp: Path) -> list[Run]:
+    s = scenario(tmp)
+    s.add("p1", {"a.txt": "a one\na TWO\n"})
+    cache = tmp / "cache"
+    cache.mkdir(mode=0o700)
+    for name in ("toml", "rewrites", "records"):
+        os.symlink(tmp / "sentinel", cache / name)
+    return [Run(["status", *where(s)], (0, 2)), Run(["apply", *where(s)], (0, 2))]
+
+
+def hunk_header_digits(tmp: Path) -> list[Run]:
+    s = scenario(tmp)
+    diff = "--- a/a.txt\n+++ b/a.txt\n@@ -1," + "9" * 5000 + " +1,2 @@\n a one\n-a two\n+a TWO\n"
+    s.project.add_diff("p1", diff.encode())
+    return [Run(["apply", *where(s)], (6,))]
+
+
+def _env_case(name: str, value: str) -> Callable[[Path], list[Run]]:
+    def build(tmp: Path) -> list[Run]:
+        s = scenario(tmp)
+        s.add("p1", {"a.txt": "a one\na TWO\n"})
+        verb = (
+            ["verify", *where(s), "--ray", "127.0.0.1:1"] if "RAY" in name else ["apply", *where(s)]
+        )
+        return [Run(verb, (2,), env={name: value}, timeout=30.0)]
+
+    return build
+
+
+def control_names(tmp: Path) -> list[Run]:
+    s = scenario(tmp)
+    names = ("x\x1b]0;owned\x07.txt", "a\rb.txt", "evil\u202etxt.py")
+    s.project.add_diff("p1", b"".join(_new_file_diff(n, "x\n") for n in names))
+    return [Run(["apply", *where(s)], (0,)), Run(["status", *where(s)], (0,))]
+
+
 MOD = "/usr/local/lib/python3.12/dist-packages/vllm/model.py"
 SCRIPT = f"P = '{MOD}'\ncode = open(P).read()\n"
 NESTED = "x = " + "(" * 2000 + "1" + ")" * 2000 + "\n"
@@ -550,6 +616,40 @@ CASES = [
             {"src/patchset.toml": b"[patchset]\nname = 'x'\n", "src/series": b"a.patch\n"}
         ),
     ),
+    Case(
+        "run code via rewrite",
+        "rewrite module imports os / __import__",
+        rewrite_runs_code,
+        fast=True,
+    ),
+    Case("hang on a FIFO", "patch metadata is a FIFO", _fifo_case("meta"), fast=True),
+    Case("hang on a FIFO", "state.json is a FIFO", _fifo_case("state")),
+    Case("hang on a FIFO", "a tree file is a FIFO", _fifo_case("tree")),
+    Case("hang on a FIFO", "the cache key is a FIFO", _fifo_case("key")),
+    Case(
+        "untrusted cache",
+        "cache directories linked out of the cache",
+        cache_dir_link_out,
+        fast=True,
+    ),
+    Case("bounded input", "hunk header of 5000 digits", hunk_header_digits, fast=True),
+    Case(
+        "bounded input",
+        "[pr] hardware of 5000 digits",
+        _toml_case('pr = {hardware = ["' + "9" * 5000 + '.0"]}'),
+    ),
+    Case(
+        "bounded input",
+        "PATCHKIT_LOCK_TIMEOUT=nan",
+        _env_case("PATCHKIT_LOCK_TIMEOUT", "nan"),
+        fast=True,
+    ),
+    Case(
+        "bounded input",
+        "PATCHKIT_RAY_CONNECT_TIMEOUT=abc",
+        _env_case("PATCHKIT_RAY_CONNECT_TIMEOUT", "abc"),
+    ),
+    Case("terminal text", "ESC, CR and bidi in file names", control_names, fast=True),
 ]
 
 
@@ -655,6 +755,8 @@ def run_case(case: Case) -> str | None:
                 return f"{name}: hung ({said})"
             if code == CRASH or code not in run.codes:
                 return f"{name}: exit {code}, documented {run.codes}: {said.strip()[-300:]}"
+            if "PATCHKIT_TEST_PTY" not in run.env and any(c in said for c in "\x1b\x07\r"):
+                return f"{name}: printed raw control characters: {said.strip()[-200:]!r}"
             if marker(tmp).exists():
                 return f"{name}: a planted command ran"
             if _sentinel(tmp) != before:
