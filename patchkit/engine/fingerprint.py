@@ -20,6 +20,7 @@ from pathlib import Path
 LIBRARIES = (
     ("libcst", "libcst"),
     ("tree-sitter", "tree_sitter"),
+    ("tree-sitter-bash", "tree_sitter_bash"),  # shell scripts merged by statements
     ("tree-sitter-c", "tree_sitter_c"),
     ("tree-sitter-cmake", "tree_sitter_cmake"),
     ("tree-sitter-cpp", "tree_sitter_cpp"),

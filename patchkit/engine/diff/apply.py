@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from patchkit.engine.diff.fileview import FileView
 from patchkit.engine.diff.follow import follow, follow_file
+from patchkit.engine.diff.lastpass import by_statements, last_pass
 from patchkit.engine.diff.onesided import place_one_sided
 from patchkit.engine.diff.paragraph import place_in_paragraph
 from patchkit.engine.diff.parse import FilePatch, Hunk, split_lines
@@ -208,6 +209,7 @@ def _placed(job: Job, lines: list[bytes]) -> FileResult:
             _one_sided(job, placer, saved)
             or _by_parts(job, placer, parts)
             or follow(job, base, placer.target, again)
+            or last_pass(job, placer, _merged)
             or merged
         )
     return merged
@@ -303,7 +305,7 @@ def _whole_file(job: Job, placer: Placer, labels: tuple[str, str, str]) -> FileR
     assert base is not None
     theirs = apply_at_base(base.lines, [p for p in placer.plans if p.base_at is not None])
     current = b"".join(target.lines)
-    merged = job.merge(current, b"".join(base.lines), b"".join(theirs), labels)
+    merged = by_statements(job.merge, fp.path, current, base.lines, theirs, labels)
     missing = [p for p in placer.plans if p.state == PlanState.MISSING]
     if merged.conflicts:
         why = "three-way merge conflict with an upstream change"

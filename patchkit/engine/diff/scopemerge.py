@@ -16,8 +16,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from patchkit.engine.diff.fileview import FileView, common_prefix, squash
+from patchkit.engine.diff.lastpass import ByStatements
 from patchkit.engine.diff.parse import Hunk, split_lines
 from patchkit.engine.diff.placement import Placer, Plan, PlanState, by_surroundings, weight
+from patchkit.engine.diff.renames import learn, renamed, renamed_hunk
+from patchkit.engine.diff.statements import merge_statements
 from patchkit.engine.structure import Scope, ScopePath
 from patchkit.engine.structure.overloads import by_signature
 from patchkit.gitrepo import MergeResult
@@ -139,12 +142,14 @@ class ScopeMerge:
         base_part = base.lines[scope.start : scope.end + 1]
         theirs = apply_at_base(base_part, group, scope.start)
         ours = target.lines[mine.start : mine.end + 1]
-        merged = self.merge(b"".join(ours), b"".join(base_part), b"".join(theirs), self.labels)
+        texts = (b"".join(ours), b"".join(base_part), b"".join(theirs))
+        merged = self.merge(*texts, self.labels)
         lines = None
         if merged.conflicts:
             # a conflict may still be merged by the hunks' own lines, untouched in the scope
             lines = _by_lines(target.lines, mine, group)
             lines = lines or _by_own_lines(target.lines, mine, group, self.moved)
+            merged = merged if lines else self._again(merged, (ours, base_part, theirs), group)
         if lines is not None:
             for plan in group:
                 plan.rule, plan.state, plan.spots = Rule.SCOPE_LINES, PlanState.MERGED, []
@@ -154,13 +159,53 @@ class ScopeMerge:
         if merged.conflicts:
             whole = [*target.lines[: mine.start], merged.content, *target.lines[mine.end + 1 :]]
             why = f"three-way merge conflict with an upstream change in {' > '.join(scope.path)}"
-            mine_text = b"".join(ours)
-            return Stop("conflict", [(p.hunk, why, mine_text) for p in group], b"".join(whole))
+            return Stop("conflict", [(p.hunk, why, texts[0]) for p in group], b"".join(whole))
         for plan in group:
             plan.rule, plan.state, plan.spots = Rule.SCOPE_MERGE, PlanState.MERGED, []
             plan.merged_into = (_landed(split_lines(merged.content), plan, mine.start), mine.path)
         self.edits.append(Edit(mine.start, mine.end + 1, split_lines(merged.content), tuple(group)))
         return None
+
+    def _again(
+        self, merged: MergeResult, sides: tuple[list[bytes], ...], group: list[Plan]
+    ) -> MergeResult:
+        """In the last pass (:class:`ByStatements`), a conflicting merge of (ours, base,
+        theirs) merged by statements (upstream's change and the patch's meet between two),
+        else with upstream's renames made first; else ``merged`` as it was."""
+        path, (ours, base_part, theirs) = self.placer.target.path, sides
+        if not isinstance(self.merge, ByStatements):  # the last pass only
+            return merged
+        again = merge_statements(path, b"".join(ours), b"".join(base_part), b"".join(theirs))
+        if again is not None:
+            _note(group, "merged by statements beside an upstream change in the next one")
+            return MergeResult(again, 0)
+        return self._renamed(sides, group) or merged
+
+    def _renamed(self, sides: tuple[list[bytes], ...], group: list[Plan]) -> MergeResult | None:
+        """The merge with the renames upstream made in the scope (:mod:`renames`) made in the
+        base and the patched scope, and in the hunks; None when there are none or it still
+        conflicts."""
+        ours, base_part, theirs = sides
+        renames = learn(base_part, ours)
+        base_as = b"".join(renamed(base_part, renames))
+        if not renames or base_as == b"".join(base_part):
+            return None
+        theirs_as = b"".join(renamed(theirs, renames))
+        result = self.merge(b"".join(ours), base_as, theirs_as, self.labels)
+        again: bytes | None = result.content
+        if result.conflicts:
+            again = merge_statements(self.placer.target.path, b"".join(ours), base_as, theirs_as)
+        if again is None:
+            return None
+        for plan in group:
+            plan.hunk = renamed_hunk(plan.hunk, renames)
+        _note(group, "upstream's renames made in its lines: " + ", ".join(map(str, renames)))
+        return MergeResult(again, 0)
+
+
+def _note(group: Sequence[Plan], why: str) -> None:
+    for plan in group:
+        plan.note = "; ".join(n for n in (plan.note, why) if n)
 
 
 _INSERTED = 8  # lines upstream may have put between a hunk's context lines, at most
