@@ -111,6 +111,9 @@ def test_changes_inside_one_statement_or_under_a_comment_stay_conflicts() -> Non
     theirs = noted.replace(b"y = 2", b"y = 3")
     assert merge_statements("a.py", ours, noted, theirs) is None
     assert merge_statements("a.txt", noted, noted, theirs) is None  # no grammar, no merge
+    inserted = noted.replace(b"    y = 2\n", b"    z = 0\n    y = 2\n")
+    rewritten = noted.replace(b"y = 2", b"y = 5")
+    assert merge_statements("a.py", rewritten, noted, inserted) is None  # above or below: a guess
 
 
 HEADER_H = dedent(

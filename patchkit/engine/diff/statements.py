@@ -5,10 +5,11 @@ upstream rewrote the line right above the lines a patch changes, and the merge c
 whether the two belong together. Read with the file's grammar they often do not: upstream
 renamed a callee in one statement, the patch rewrote the next one. So the changes of both
 sides are taken from the base (each a span of base lines, or a point where lines go in), and
-merged when no two share a base line or a point, and every two that touch meet between two
-statements of one block (a function body, a file's top level), neither of them a comment
-(a comment speaks for the statement under it), and neither side's statements assign a name
-the other side's statements name (a rewritten ``eigvals = solve(tol=...)`` right above the
+merged when no two share a base line or a point, and every two that touch (the patch's
+rewriting lines, not only inserting them: lines inserted beside a rewrite may belong on either
+side of it) meet between two statements of one block (a function body, a file's top level),
+neither of them a comment (a comment speaks for the statement under it), and neither side's
+statements assign a name the other side's statements name (a rewritten ``eigvals = solve(tol=...)`` right above the
 patch's ``assert_close(eigvals, ...)`` stays a conflict). Anything else, or a file without a
 grammar, or a region the grammar cannot read, is ``None``: the conflict stands.
 """
@@ -306,8 +307,8 @@ def merge_statements(path: str, ours: bytes, base: bytes, theirs: bytes) -> byte
                 return None
             at = _touch(mine, other)
             if at is not None:
-                if not 0 < at < len(texts[0]):
-                    return None
+                if not 0 < at < len(texts[0]) or other.start == other.end:
+                    return None  # lines the patch only inserts beside a rewrite: a guess
                 meets.append((mine, other, at))
     if not meets:
         return None
