@@ -66,4 +66,9 @@ def test_renames_are_learned_only_where_all_the_evidence_agrees() -> None:
     kept = [*ours, b"    d = cfg->limit;\n"]
     assert learn([*base, b"    d = cfg->limit;\n"], kept) == []  # still named so: none
     number = [b"    x = solve(a, tol=1e-5);\n"]
-    assert learn(number, [b"    x = solve(a, tol=1.25e-5);\n"]) == []  # no rename
+    assert learn(number * 2, [b"    x = solve(a, tol=1.25e-5);\n"] * 2) == []  # no rename
+    assert learn(base[:1], ours[:1]) == []  # one line is too little evidence
+    call = [b"    return run(kernel, grid, stream=None)\n"] * 2
+    reworked = [b"    return launch_v2(kernel, grid, sync=True)\n"] * 2
+    assert learn(call, reworked) == []  # rewritten in several places: a rework
+    assert learn([b"x = None\n"] * 2, [b"x = True\n"] * 2) == []  # keywords are no names

@@ -4,11 +4,12 @@ Upstream renamed a field the patch's lines name (``worker->ifaces[i].attr`` beca
 ``worker->iface_attrs[i]``): the hunk's context no longer matches, and its added lines would
 name what is gone. The renames are learned from the scope itself: each line of the base scope
 that upstream rewrote in place (one line for one, in a line diff of the scope) is compared with
-its new self token by token; where every token that differs is a name (or the ``.``, ``->``,
-``::`` between names), the differing run, read with the names and brackets between its parts,
-is one rename: old tokens → new text. A rename counts only when all the evidence agrees: one
-new spelling for each old one, and the old spelling found nowhere in upstream's scope any more
-(a name upstream kept anywhere there is not renamed). A line rewritten otherwise (a number, an
+its new self token by token; where every token that differs is a name (no keyword, no
+``None``, ``NULL``, ``self``), or the ``.``, ``->``, ``::`` between names, and they make one
+run (read with the names and brackets between its parts), that run is a rename: old tokens →
+new text. A rename counts only when two lines at least show it and all the evidence agrees:
+one new spelling for each old one, and the old spelling found nowhere in upstream's scope any
+more (a name upstream kept anywhere there is not renamed). A line rewritten otherwise (a number, an
 operator, another argument) teaches nothing. The renames are then made in the base scope and
 in the patched one alike, and merged against upstream's scope as before.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import keyword
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -26,7 +28,16 @@ from patchkit.engine.diff.parse import Hunk
 _TOKEN = re.compile(
     rb""""(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|\.?\d(?:[eE][+-]|[\w.])*|[A-Za-z_]\w*|->|::|\S"""
 )
-_NAME = re.compile(rb"[A-Za-z_]\w*\Z")
+_WORD = re.compile(rb"[A-Za-z_]\w*\Z")
+# words that name no variable, field or function: a change of one is no rename
+_KEYWORDS = {w.encode() for w in keyword.kwlist} | set(
+    b"auto bool break case catch char class const constexpr continue default delete do double"
+    b" else enum explicit extern false float for goto if inline int long namespace new noexcept"
+    b" nullptr NULL operator private protected public register return short signed sizeof"
+    b" static struct switch template this throw true try typedef typename union unsigned using"
+    b" virtual void volatile while self cls".split()
+)
+_EVIDENCE = 2  # lines a rename must be seen on, at least
 _JOINS = {b".", b"->", b"::"}
 _BRACKETS = {b"[", b"]"}
 
@@ -48,8 +59,12 @@ def tokens(line: bytes) -> list[Token]:
     return [(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(line)]
 
 
+def _name(token: bytes) -> bool:
+    return bool(_WORD.match(token)) and token not in _KEYWORDS
+
+
 def _renaming(token: bytes) -> bool:
-    return bool(_NAME.match(token)) or token in _JOINS
+    return _name(token) or token in _JOINS
 
 
 def _runs(old: list[Token], new: list[Token]) -> list[tuple[int, int, int, int]] | None:
@@ -76,9 +91,9 @@ def _widened(old: list[Token], run: tuple[int, int, int, int]) -> tuple[int, int
     i1, i2, j1, j2 = run
     if i1 != i2 and j1 != j2:
         return run
-    if i2 < len(old) and _NAME.match(old[i2][0]):
+    if i2 < len(old) and _name(old[i2][0]):
         return i1, i2 + 1, j1, j2 + 1
-    if i1 > 0 and _NAME.match(old[i1 - 1][0]):
+    if i1 > 0 and _name(old[i1 - 1][0]):
         return i1 - 1, i2, j1 - 1, j2
     return run
 
@@ -86,20 +101,19 @@ def _widened(old: list[Token], run: tuple[int, int, int, int]) -> tuple[int, int
 _LONG = 2000  # characters: a longer line (minified, generated) teaches no rename
 
 
-def _learned(old_line: bytes, new_line: bytes) -> list[Rename] | None:
+def _learned(old_line: bytes, new_line: bytes) -> Rename | None:
+    """The one rename a line rewritten in one place shows, or None (rewritten otherwise, or
+    in several places: too little to tell a rename from a rework)."""
     if max(len(old_line), len(new_line)) > _LONG:
         return None
     old, new = tokens(old_line), tokens(new_line)
     runs = _runs(old, new)
-    if not runs:
+    if not runs or len(runs) > 1:
         return None
-    found = []
-    for run in runs:
-        i1, i2, j1, j2 = _widened(old, run)
-        if i1 == i2 or j1 == j2 or not any(_NAME.match(t[0]) for t in old[i1:i2]):
-            return None
-        found.append(Rename(tuple(t[0] for t in old[i1:i2]), new_line[new[j1][1] : new[j2 - 1][2]]))
-    return found
+    i1, i2, j1, j2 = _widened(old, runs[0])
+    if i1 == i2 or j1 == j2 or not any(_name(t[0]) for t in old[i1:i2]):
+        return None
+    return Rename(tuple(t[0] for t in old[i1:i2]), new_line[new[j1][1] : new[j2 - 1][2]])
 
 
 def _pairs(base: Sequence[bytes], ours: Sequence[bytes]) -> Iterator[tuple[bytes, bytes]]:
@@ -116,15 +130,16 @@ def _holds(line: list[bytes], old: tuple[bytes, ...]) -> bool:
 
 
 def learn(base: Sequence[bytes], ours: Sequence[bytes]) -> list[Rename]:
-    """The renames upstream made from ``base`` to ``ours`` (a scope's lines), all evidence
-    agreeing; empty when there are none or any two disagree."""
-    spelled: dict[tuple[bytes, ...], set[bytes]] = {}
+    """The renames upstream made from ``base`` to ``ours`` (a scope's lines), each seen on
+    ``_EVIDENCE`` lines at least, all evidence agreeing; empty when any two disagree."""
+    spelled: dict[tuple[bytes, ...], list[bytes]] = {}
     for old_line, new_line in _pairs(base, ours):
-        for rename in _learned(old_line, new_line) or ():
-            spelled.setdefault(rename.old, set()).add(rename.new)
-    if any(len(news) > 1 for news in spelled.values()):
+        rename = _learned(old_line, new_line)
+        if rename is not None:
+            spelled.setdefault(rename.old, []).append(rename.new)
+    if any(len(set(news)) > 1 for news in spelled.values()):
         return []
-    found = [Rename(old, news.pop()) for old, news in spelled.items()]
+    found = [Rename(old, news[0]) for old, news in spelled.items() if len(news) >= _EVIDENCE]
     return [r for r in found if not any(_still(line, r) for line in ours) and _new(base, r)]
 
 
