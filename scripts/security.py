@@ -430,6 +430,16 @@ def rewrite_runs_code(tmp: Path) -> list[Run]:
     return [Run(["apply", *where(s)], (2, 6)), Run(["status", *where(s)], (0, 2, 6))]
 
 
+def _rewrite_never_ends(body: str) -> Callable[[Path], list[Run]]:
+    def build(tmp: Path) -> list[Run]:
+        s = scenario(tmp, {"m.py": "def f():\n    return 1\n# " + "a" * 40 + "!\n"})
+        s.project.add_rewrite("r1", "from patchkit.engine.rewrite import Rewrite\n" + body)
+        env = {"PATCHKIT_REWRITE_TIMEOUT": "2"}
+        return [Run(["apply", *where(s)], (6,), env=env, timeout=40.0)]
+
+    return build
+
+
 def _fifo_case(place: str) -> Callable[[Path], list[Run]]:
     def build(tmp: Path) -> list[Run]:
         s = scenario(tmp)
@@ -621,6 +631,19 @@ CASES = [
         "rewrite module imports os / __import__",
         rewrite_runs_code,
         fast=True,
+    ),
+    Case(
+        "run code via rewrite",
+        "rewrite loops for ever at import",
+        _rewrite_never_ends("while True:\n    pass\n"),
+    ),
+    Case(
+        "run code via rewrite",
+        "rewrite needle (a+)+$ backtracks",
+        _rewrite_never_ends(
+            "class R(Rewrite):\n    path = 'x.py'\n    search = ('*.py',)\n"
+            "    needles = ('(a+)+$',)\n    anchors = {'f': 1}\n"
+        ),
     ),
     Case("hang on a FIFO", "patch metadata is a FIFO", _fifo_case("meta"), fast=True),
     Case("hang on a FIFO", "state.json is a FIFO", _fifo_case("state")),

@@ -18,6 +18,7 @@ import libcst as cst
 
 from patchkit.engine.diff.paths import is_git_internal
 from patchkit.engine.rewrite.base import Rewrite
+from patchkit.engine.rewrite.deadline import bounded
 from patchkit.engine.rewrite.gate import check_source
 from patchkit.engine.rewrite.select import (
     ANCHOR_RE,
@@ -38,7 +39,8 @@ def load_rewrites(file: Path) -> list[type[Rewrite]]:
     except OSError as exc:
         raise ConfigError(f"{file}: cannot read rewrite module: {exc.strerror}") from exc
     check_source(source, Path(file))  # nothing of it runs unless it passes
-    module = _import_module(Path(file).resolve(), hashlib.sha256(source).hexdigest(), source)
+    with bounded(f"{file}: importing the rewrite"):  # its module-level code ends, or is stopped
+        module = _import_module(Path(file).resolve(), hashlib.sha256(source).hexdigest(), source)
     classes = [
         obj
         for obj in vars(module).values()

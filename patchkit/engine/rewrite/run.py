@@ -29,6 +29,7 @@ from pathlib import Path
 
 from patchkit.engine.rewrite import cache
 from patchkit.engine.rewrite.base import Rewrite
+from patchkit.engine.rewrite.deadline import bounded
 from patchkit.engine.rewrite.file import rewrite_file
 from patchkit.engine.rewrite.load import load_rewrites
 from patchkit.engine.rewrite.outcome import RewriteRun, conclude, module_sha, patch_result
@@ -78,7 +79,8 @@ def run_rewrites(
     every other problem is in the result."""
     classes, key = _loaded(file, files)
     selectors = [cls.selector() for cls in classes]
-    taken = candidates(selectors, read, listing)
+    with bounded(f"{file}: its search and needles"):
+        taken = candidates(selectors, read, listing)
     runs, jobs = _lookup(file, key, taken, read)
     for job, run in zip(jobs, _run_jobs(jobs), strict=True):
         if not run.failure:
@@ -149,10 +151,11 @@ def _run_jobs(jobs: list[_Job]) -> list[FileRun]:
 
 def _run_job(job: _Job) -> FileRun:
     try:
-        classes = [cls for cls in load_rewrites(job.module_file) if cls.__name__ in job.classes]
+        with bounded(f"{job.module_file}: rewriting {job.path}"):
+            classes = [cls for cls in load_rewrites(job.module_file) if cls.__name__ in job.classes]
+            return rewrite_file(classes, job.path, job.data)
     except ConfigError as exc:
         return FileRun(job.path, failure=str(exc))
-    return rewrite_file(classes, job.path, job.data)
 
 
 def run_rewrite_patch(
