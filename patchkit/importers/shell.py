@@ -28,6 +28,7 @@ from tree_sitter import Language, Node, Parser
 from patchkit.errors import ImportRefused
 from patchkit.importers.script_values import MAX_STEPS as MAX_LOOPS
 from patchkit.importers.script_values import MAX_VALUE_CHARS, SITE, UNKNOWN_WORD
+from patchkit.importers.shellflow import errexit, is_soft, stops
 
 UNKNOWN = UNKNOWN_WORD  # a part of a word whose value cannot be known without running it
 MAX_STEPS = 2000  # simple commands in one script, loops unrolled
@@ -159,12 +160,12 @@ class _Reader:
                 continue
             nxt = parts[i + 1].type if i + 1 < len(parts) else ""
             after = parts[i + 2] if i + 2 < len(parts) else None
-            soft = nxt == "||" and after is not None and _is_soft(after)
-            if i > 0 and parts[i - 1].type == "||" and _is_soft(part):
+            soft = nxt == "||" and after is not None and is_soft(_text(after))
+            if i > 0 and parts[i - 1].type == "||" and is_soft(_text(part)):
                 continue  # the fallback itself: nothing to translate
             count = len(self.script.steps)
             self.statement(part, depth + 1, tolerated=tolerated or soft)
-            if nxt == "||" and after is not None and _stops(after):
+            if nxt == "||" and after is not None and stops(_text(after)):
                 self._assert_from(count)
 
     def pipeline(self, node: Node, tolerated: bool) -> None:
@@ -264,7 +265,7 @@ class _Reader:
         text = _text(node).splitlines()[0] if _text(node) else ""
         self.script.steps.append(Step(line, text, words, stdin, stdin_file, piped_from, tolerated))
         if words[0] == "set":
-            self.errexit = _errexit(words[1:], self.errexit)
+            self.errexit = errexit(words[1:], self.errexit)
 
     # -- words -------------------------------------------------------------------------------
     def word(self, node: Node) -> str:
@@ -364,29 +365,6 @@ def _command_words(node: Node) -> Iterator[Node]:
 def _heredoc(node: Node) -> str:
     body = next((c for c in node.named_children if c.type == "heredoc_body"), None)
     return _text(body) if body is not None else ""
-
-
-def _is_soft(node: Node) -> bool:
-    """A fallback that lets the script go on: ``echo ...``, ``true``, ``:``, ``printf``."""
-    words = _text(node).split()
-    return bool(words) and words[0] in ("echo", "true", ":", "printf")
-
-
-def _stops(node: Node) -> bool:
-    """A fallback that ends the script with an error: ``exit 1``, ``false``, ``return 2``,
-    ``{ echo ...; exit 1; }``."""
-    text = _text(node)
-    return text.strip() == "false" or bool(re.search(r"\b(?:exit|return)\s+[1-9]", text))
-
-
-def _errexit(flags: tuple[str, ...], now: bool) -> bool:
-    """Whether ``set FLAGS`` leaves errexit on: ``-e``, ``-eux``, ``-o errexit``; ``+e`` off."""
-    for i, flag in enumerate(flags):
-        if flag.startswith(("-", "+")) and not flag.startswith(("--", "-o", "+o")) and "e" in flag:
-            now = flag.startswith("-")
-        elif flag in ("-o", "+o") and flags[i + 1 : i + 2] == ("errexit",):
-            now = flag == "-o"
-    return now
 
 
 def _unescape(text: str) -> str:
