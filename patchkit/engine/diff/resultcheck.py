@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from patchkit.engine.diff.parse import FilePatch, split_lines
 from patchkit.engine.diff.result import BlobReader, FileResult, Reader
 from patchkit.engine.structure import Scope, ScopePath, ScopeTree, scopes_for
+from patchkit.engine.structure.overloads import overloaded
 from patchkit.outcome import ConflictDetail, Outcome, Rule, Step
 
 
@@ -54,7 +55,9 @@ def doubled(before: Side, after: Side, patched: Side | None) -> str | None:
     """A name defined twice in one scope of ``after`` that neither other side had twice."""
     had, wanted = _definitions(before.tree), _definitions(patched.tree) if patched else Counter()
     for path, count in _definitions(after.tree).items():
-        if count > 1 and count > max(had[path], wanted[path]):
+        if count > max(1, had[path], wanted[path]) and not overloaded(
+            after.tree, after.lines, path
+        ):
             return (
                 f"the result defines {path[-1]} {count} times in {_show(path[:-1])}, where the "
                 f"target has it {had[path]} time(s): upstream may have added it in its own words"
