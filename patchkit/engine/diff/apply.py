@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from patchkit.engine.diff.fileview import FileView
 from patchkit.engine.diff.follow import follow, follow_file
 from patchkit.engine.diff.lastpass import by_statements, last_pass
+from patchkit.engine.diff.listend import place_at_list_end
 from patchkit.engine.diff.onesided import place_one_sided
 from patchkit.engine.diff.paragraph import place_in_paragraph
 from patchkit.engine.diff.parse import FilePatch, Hunk, split_lines
@@ -230,10 +231,11 @@ def _one_sided(job: Job, placer: Placer, saved: list[Plan]) -> FileResult | None
     """The merge conflicted: each missing hunk placed by the lines it changes and the one
     side of its context upstream left intact, or None (the conflict stands)."""
     placer.plans = saved
+    rules = (place_one_sided, place_in_paragraph, place_at_list_end)
     for plan in saved:
         if plan.state != PlanState.MISSING:
             continue
-        if not (place_one_sided(placer, plan) or place_in_paragraph(placer, plan)):
+        if not any(rule(placer, plan) for rule in rules):
             return None
     applying = [p for p in placer.plans if p.state == PlanState.APPLY]
     if _overlapping(applying):

@@ -75,7 +75,7 @@ def _fits(lines: Sequence[bytes], at: int, hunk: Hunk, base_joins: tuple[bool, b
     return not (opens_or_ends_blank and _joined(above, below))
 
 
-def _in_scope(placer: Placer, plan: Plan, at: int) -> bool:
+def in_scope(placer: Placer, plan: Plan, at: int) -> bool:
     """With a grammar, the place is in the scope path the hunk had at base, and no twin."""
     base, target = placer.base, placer.target
     if target.tree is None:
@@ -100,7 +100,7 @@ def _between(placer: Placer, plan: Plan) -> tuple[bool, int] | None:
     )
     after_lead, before_trail = sides[0] + hunk.lead, sides[1]
     fitting = [at for at in (after_lead, before_trail) if _fits(lines, at, hunk, joins)]
-    if len(fitting) != 1 or not _in_scope(placer, plan, fitting[0]):
+    if len(fitting) != 1 or not in_scope(placer, plan, fitting[0]):
         return None
     keep_lead = fitting[0] == after_lead
     return keep_lead, sides[0] if keep_lead else sides[1]
@@ -122,7 +122,7 @@ def _edge(placer: Placer, plan: Plan) -> tuple[bool, int] | None:
     if sum(weight(line) for line in kept) < 2:
         return None
     shift = len(lead) if opens else 0
-    spots = [s for s in placer.target.find(kept) if _in_scope(placer, plan, s + shift)]
+    spots = [s for s in placer.target.find(kept) if in_scope(placer, plan, s + shift)]
     if len(spots) != 1:
         return None
     at = spots[0] + shift
@@ -161,7 +161,7 @@ def _closing(placer: Placer, plan: Plan) -> tuple[bool, int] | None:
     if _blank(after) or _blank(before) or _indent(after) >= depth or _indent(before) < depth:
         return None
     rows = [r for r in placer.target.find([after]) if _matches(lines, hunk, r) >= 3]
-    if len(rows) != 1 or not _in_scope(placer, plan, rows[0]):
+    if len(rows) != 1 or not in_scope(placer, plan, rows[0]):
         return None
     above = lines[rows[0] - 1] if rows[0] else b""
     return None if _blank(above) or _indent(above) < depth else (False, rows[0])
