@@ -40,6 +40,7 @@ def evil(marker: Path) -> dict[str, str]:
         "string annotation": CLASS
         + "    def f(self, x: \"__import__('os')\") -> None:\n        pass\n",
         "match attribute": "match 1:\n    case int(__class__=c):\n        pass\n",
+        "print to the terminal": "print('\\x1b]0;owned\\x07')\n",
         "__builtins__": "__builtins__['exec']('x = 1')\n",
     }
 

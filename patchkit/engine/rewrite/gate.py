@@ -9,7 +9,7 @@ the line) unless it only builds libcst transforms:
   ``patchkit.engine.rewrite``, and of those only public names (``__all__``); a module is used
   only as ``module.name``, never passed around;
 - it names no builtin that reaches code, files or other modules (``eval``, ``exec``,
-  ``open``, ``__import__``, ``getattr``, ``globals``...), and no dunder name;
+  ``open``, ``__import__``, ``getattr``, ``globals``, ``print``...), and no dunder name;
 - it reads no dunder attribute but ``__init__`` and ``__name__`` (``().__class__.__bases__``)
   and no frame, code or traceback attribute (``gi_frame``, ``f_globals``, ``tb_frame``...);
 - no annotation is a string (``typing.get_type_hints`` would evaluate it).
@@ -60,6 +60,7 @@ BUILTINS = frozenset(
         "memoryview",
         "license",
         "credits",
+        "print",  # (raw control characters to the terminal)
         "copyright",
     ]
 )
