@@ -100,7 +100,13 @@ class Fence:
             problem = self.problem(resolved)
             if problem is None:
                 return resolved
-        raise UnsafePathError(f"{shown(shown_as or relative)}: refused: {problem}")
+        hint = None
+        if problem is not None and "(through a symlink)" in problem:  # the tree, not the patch
+            hint = (
+                f"nothing was written; a symbolic link in the tree at {self.root} leads there: "
+                "remove it or restore what upstream has (`git checkout -- PATH`), then run again"
+            )
+        raise UnsafePathError(f"{shown(shown_as or relative)}: refused: {problem}", hint=hint)
 
 
 def under(

@@ -13,7 +13,7 @@ import pytest
 from patchkit.cache import Cache
 from patchkit.errors import CacheUntrusted
 from patchkit.fileio import read_file
-from testing.builders import snapshot
+from testing.builders import Scenario, run_git, snapshot
 from tests.hostile.common import run, scenario
 
 
@@ -92,4 +92,22 @@ def test_a_cache_directory_replaced_by_a_link_out_is_refused(
     (cache.root / "rewrites").symlink_to(outside)
     assert run(s, "status") == 2
     assert "is a symbolic link" in capsys.readouterr().err
+    assert not list(outside.iterdir())
+
+
+def test_a_link_in_the_tree_that_leads_out_is_named_as_the_tree_s_not_the_patch_s(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    s = Scenario(tmp_path / "work", {"a.txt": "one\n"})
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (s.root / "out").symlink_to(outside)
+    run_git(s.root, "add", "out")
+    run_git(s.root, "commit", "-q", "-m", "link")
+    s.lock_to_head()
+    diff = b"--- /dev/null\n+++ b/out/planted.txt\n@@ -0,0 +1 @@\n+x\n"
+    s.project.add_diff("p1", diff)
+    assert run(s, "apply") == 5
+    err = capsys.readouterr().err
+    assert "out/planted.txt" in err and "a symbolic link in the tree" in err
     assert not list(outside.iterdir())
