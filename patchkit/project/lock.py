@@ -52,6 +52,7 @@ def _require(table: Any, key: str, where: str, path: Path) -> str:
 def _source(raw: Any, where: str, path: Path) -> SourceSpec:
     if not isinstance(raw, dict):
         raise ConfigError(f'{path}: {where}.source must be a table like {{ kind = "index" }}')
+    _only(raw, _SOURCE_KEYS, f"{where}.source", path)
     kind_text = _require(raw, "kind", f"{where}.source", path)
     try:
         kind = SourceKind(kind_text)
@@ -72,6 +73,21 @@ def _source(raw: Any, where: str, path: Path) -> SourceSpec:
     return spec
 
 
+_ENTRY_KEYS = frozenset({"repository", "version", "commit", "source", "pins"})
+_SOURCE_KEYS = frozenset({"kind", "package", "url", "path"})
+
+
+def _only(raw: dict[str, Any], allowed: frozenset[str], where: str, path: Path) -> None:
+    """Refuse a key the lock does not know: a typo (``comit``) or a smuggled option
+    (``ref = "--upload-pack=..."``) would otherwise be ignored without a word."""
+    unknown = sorted(str(key) for key in raw if key not in allowed)
+    if unknown:
+        raise ConfigError(
+            f"{path}: {where} has unknown keys {', '.join(shown(k) for k in unknown)}",
+            hint=f"use only {', '.join(sorted(allowed))} (or fix the spelling)",
+        )
+
+
 def _check_source(spec: SourceSpec, where: str) -> None:
     """What reaches git or a path stays a value: a URL of an allowed scheme, never an option
     (``--upload-pack=...``); a package a name."""
@@ -88,6 +104,7 @@ def _entry(name: str, raw: Any, path: Path) -> LockEntry:
     check_name(name, what="target", where=f"{path}: [targets.{name}]")
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: {where} must be a table")
+    _only(raw, _ENTRY_KEYS, where, path)
     pins = raw.get("pins", {})
     if not isinstance(pins, dict) or not all(isinstance(v, str) for v in pins.values()):
         raise ConfigError(f"{path}: {where}.pins must map target names to versions")

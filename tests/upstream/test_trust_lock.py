@@ -73,3 +73,23 @@ def test_hostile_target_names_are_refused(tmp_path: Path, name: str) -> None:
 def test_a_git_mirror_never_takes_an_option_as_its_url(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="the git source of vllm: url"):
         GitMirror("vllm", "--upload-pack=touch x", path=tmp_path / "repo")
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            lock_text(source='url = "https://example.com/vllm", ref = "--upload-pack=x"'),
+            "source has unknown keys 'ref'",
+        ),
+        (lock_text(comit='"abc"'), "targets.vllm has unknown keys 'comit'"),
+    ],
+)
+def test_a_key_the_lock_does_not_know_is_refused_not_ignored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, said: str
+) -> None:
+    (tmp_path / "upstream.lock").write_text(text)
+    code = main(["fetch", "--target", "vllm", "--project", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "upstream.lock" in err and said in err and "unknown keys" in err
