@@ -87,7 +87,7 @@ def _drawable(value: Any, markup: bool) -> Any:
 
     if isinstance(value, Table):
         if isinstance(value.title, str):
-            value.title = styled(value.title)
+            value.title = styled(visible(value.title))
         for column in value.columns:
             column._cells = [styled(visible(c)) if isinstance(c, str) else c for c in column._cells]
     return value

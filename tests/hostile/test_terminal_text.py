@@ -63,3 +63,19 @@ def test_a_gh_answer_with_escape_sequences_is_named_not_printed(
 def test_visible_keeps_lines_tabs_and_letters() -> None:
     assert visible("a\tb\nç 中 ✓") == "a\tb\nç 中 ✓"
     assert visible("\x1b]0;t\x07\u200b") == "<ESC>]0;t<U+0007><U+200B>"
+
+
+@pytest.mark.parametrize("terminal", [False, True], ids=["log", "terminal"])
+def test_a_tables_title_from_input_is_named_not_printed(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], terminal: bool
+) -> None:
+    from rich.table import Table
+
+    monkeypatch.setattr(Out, "is_terminal", property(lambda self: terminal))
+    table = Table(title="run on ray://\x1b]0;owned\x07host")
+    table.add_column("patch")
+    table.add_row("p1")
+    Out().print(table)
+    printed = capsys.readouterr().out
+    assert not [ch for ch in HIDDEN if ch in printed], printed
+    assert "<ESC>]0;owned<U+0007>host" in "".join(printed.split())  # rich wraps the title
