@@ -191,3 +191,14 @@ def test_a_block_inside_an_indented_block_with_rewrites_stays_a_conflict(tmp_pat
     upstream = DOC.replace("(see bug 1)", "(bug 1)").replace("Another note that", "A note that")
     report, _ = ported(tmp_path, "docs/dnf.yml", DOC, patched, upstream)
     assert report.outcome is Outcome.CONFLICT
+
+
+def test_an_inserted_blank_line_beside_rewritten_lines_never_crashes(tmp_path: Path) -> None:
+    """Only a blank line goes in, right above two lines upstream rewrote: no line of the
+    block tells its indentation; the conflict stands (it crashed on ``min()`` of nothing)."""
+    base = "one\ntwo\nthree\nfour\nfive\nsix\n"
+    patched = base.replace("three\n", "three\n\n")
+    upstream = base.replace("three\nfour\n", "THREE\nFOUR\n")
+    report, text = ported(tmp_path, "notes.txt", base, patched, upstream)
+    assert report.outcome is Outcome.CONFLICT
+    assert text == upstream

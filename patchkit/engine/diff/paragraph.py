@@ -157,7 +157,10 @@ def _closing(placer: Placer, plan: Plan) -> tuple[bool, int] | None:
     is kept; where that line is here.)"""
     hunk, lines = plan.hunk, placer.target.lines
     after, before = hunk.old[hunk.lead], hunk.old[hunk.lead - 1]
-    depth = min(_indent(line) for line in hunk.added if not _blank(line)) if hunk.added else 0
+    widths = [_indent(line) for line in hunk.added if not _blank(line)]
+    if not widths:
+        return None  # only blank lines: none tells which block they close
+    depth = min(widths)
     if _blank(after) or _blank(before) or _indent(after) >= depth or _indent(before) < depth:
         return None
     rows = [r for r in placer.target.find([after]) if _matches(lines, hunk, r) >= 3]
