@@ -176,3 +176,33 @@ def test_a_deeply_nested_statement_is_read_without_running_out_of_stack() -> Non
     ours = deep.replace(b"(1)", b"(2)")  # upstream rewrote the deep statement
     theirs = deep.replace(b"y = 2", b"y = 3")
     assert merge_statements("deep.py", ours, deep, theirs) == ours.replace(b"y = 2", b"y = 3")
+
+
+def test_a_changed_call_that_mutates_what_the_own_line_reads_stays_a_conflict(
+    tmp_path: Path,
+) -> None:
+    """``items.sort()`` changes ``items``: upstream sorting it the other way right above the
+    patch's ``return items[-1]`` is no independent change (git merge-file conflicts too)."""
+    base = "def last(items):\n    items.sort()\n    return items[0]\n\n\ndef one():\n    return 1\n"
+    patched = base.replace("items[0]", "items[-1]")
+    upstream = base.replace("sort()", "sort(reverse=True)")
+    report, _ = ported(tmp_path, "m.py", base, patched, upstream)
+    assert report.outcome is Outcome.CONFLICT, report.result.details
+
+
+def test_a_call_that_fills_its_first_or_pointed_argument_defines_it() -> None:
+    """``memset(buf, ...)`` and ``read_into(&n)`` change ``buf`` and ``n``; ``buf.fill_(0)``
+    changes ``buf``: a rewritten call right above a line reading them stays a conflict."""
+    for ours, base, theirs in [
+        (b"memset(buf, 1, 4);\n", b"memset(buf, 0, 4);\n", b"use(buf);\n"),
+        (b"read_into(&n, 2);\n", b"read_into(&n, 1);\n", b"use(n);\n"),
+        (b"read_into(&n, 2);\n", b"read_into(&n, 1);\n", b";\n    use(n);\n"),
+    ]:
+        tail = b"int f(void) {\n    char buf[4];\n    int n;\n    %s    use(x);\n}\n"
+        merged = merge_statements(
+            "f.c", tail % ours, tail % base, (tail % base).replace(b"use(x);\n", theirs)
+        )
+        assert merged is None, ours
+    py = b"def f(buf):\n    buf.fill_(0)\n    return x\n"
+    ours_py = py.replace(b"fill_(0)", b"fill_(1)")
+    assert merge_statements("f.py", ours_py, py, py.replace(b"x\n", b"buf\n")) is None

@@ -9,7 +9,8 @@ merged when no two share a base line or a point, and every two that touch (the p
 rewriting lines, not only inserting them: lines inserted beside a rewrite may belong on either
 side of it) meet between two statements of one block (a function body, a file's top level),
 neither of them a comment (a comment speaks for the statement under it), and neither side's
-statements assign a name the other side's statements name (a rewritten ``eigvals = solve(tol=...)`` right above the
+statements assign (or hand to a bare call: ``items.sort()``, ``memset(buf, ...)``) a name the
+other side's statements name (a rewritten ``eigvals = solve(tol=...)`` right above the
 patch's ``assert_close(eigvals, ...)`` stays a conflict). Anything else, or a file without a
 grammar, or a region the grammar cannot read, is ``None``: the conflict stands.
 """
@@ -72,6 +73,7 @@ _DEFINES = {
 _NOT_DEFINED = {"argument_list", "template_argument_list"}  # a call inside a left side
 _MEMBERS = {"attribute", "field_expression"}  # obj.name, obj->name: sets the name
 _INDEXED = {"subscript", "subscript_expression"}  # rows[i]: sets rows
+_CALLS = {"call", "call_expression"}  # a statement of a call alone may change what it is given
 
 
 @functools.cache
@@ -201,10 +203,34 @@ def _names(node: tree_sitter.Node) -> Iterator[bytes]:
 
 def _defined(node: tree_sitter.Node) -> Iterator[bytes]:
     for here in _walk(node):
+        yield from _called(here)
         for i, child in enumerate(here.children):
             field = here.field_name_for_child(i)
             if field and (here.type, field) in _DEFINES:
                 yield from _targets(child)
+
+
+def _called(node: tree_sitter.Node) -> Iterator[bytes]:
+    """The names a bare call statement may change: its receiver's (``items`` in
+    ``items.sort()``), its first argument's (``memset(buf, ...)``), any passed by address
+    (``&n``); a shell command: each of its words (``read x``, ``export x``)."""
+    if node.type == "command":
+        yield from (word.text or b"" for word in node.children_by_field_name("argument"))
+        return
+    kids = node.named_children if node.type == "expression_statement" else []
+    call = kids[0] if kids else None  # a lone ``;`` holds nothing
+    if call is None or call.type not in _CALLS:
+        return
+    function = call.child_by_field_name("function")
+    if function is not None and function.type in _MEMBERS:
+        held = function.child_by_field_name("object") or function.child_by_field_name("argument")
+        yield from _targets(held) if held is not None else ()
+    listed = call.child_by_field_name("arguments")
+    for i, arg in enumerate(
+        a for a in (listed.named_children if listed else []) if a.type != "comment"
+    ):
+        if i == 0 or (arg.type == "pointer_expression" and arg.text and arg.text.startswith(b"&")):
+            yield from _targets(arg)
 
 
 def _targets(node: tree_sitter.Node) -> Iterator[bytes]:
