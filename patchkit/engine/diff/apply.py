@@ -28,7 +28,7 @@ from patchkit.engine.diff.listend import place_at_list_end
 from patchkit.engine.diff.onesided import place_one_sided
 from patchkit.engine.diff.paragraph import place_in_paragraph
 from patchkit.engine.diff.parse import FilePatch, Hunk, split_lines
-from patchkit.engine.diff.placement import Placer, Plan, PlanState, place, replacement
+from patchkit.engine.diff.placement import Placer, Plan, PlanState, overlapping, place, replacement
 from patchkit.engine.diff.relocate import elsewhere, moved_file, scopes_gone
 from patchkit.engine.diff.result import (
     BlobReader,
@@ -175,11 +175,6 @@ def splice(
     return out
 
 
-def _overlapping(plans: Sequence[Plan]) -> bool:
-    spans = sorted((p.at, p.end) for p in plans)
-    return any(end > start for (_, end), (start, _) in itertools.pairwise(spans))
-
-
 def _placed(job: Job, lines: list[bytes]) -> FileResult:
     fp = job.fp
     base_content = job.blob(fp.old_blob) if fp.old_blob else None
@@ -189,7 +184,7 @@ def _placed(job: Job, lines: list[bytes]) -> FileResult:
     if any(p.state == PlanState.AMBIGUOUS for p in plans):
         return _ambiguous(placer, job)
     applying = [p for p in plans if p.state == PlanState.APPLY]
-    if _overlapping(applying):  # two hunks found the same lines: only a merge can tell
+    if overlapping(applying):  # two hunks found the same lines: only a merge can tell
         for plan in applying:
             plan.state, plan.spots = PlanState.MISSING, []
     missing = [p for p in plans if p.state == PlanState.MISSING]
@@ -238,7 +233,7 @@ def _one_sided(job: Job, placer: Placer, saved: list[Plan]) -> FileResult | None
         if not any(rule(placer, plan) for rule in rules):
             return None
     applying = [p for p in placer.plans if p.state == PlanState.APPLY]
-    if _overlapping(applying):
+    if overlapping(applying):
         return None
     lines = placer.target.lines
     edits = [Edit(p.at, p.end, replacement(p, lines[p.at : p.end]), (p,)) for p in applying]

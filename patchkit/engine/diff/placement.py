@@ -12,6 +12,7 @@ index of lines, in :mod:`patchkit.engine.diff.fileview`), so big diffs stay fast
 from __future__ import annotations
 
 import enum
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -360,3 +361,9 @@ def replacement(plan: Plan, found: Sequence[bytes]) -> list[bytes]:
             if kind == " ":
                 out.append(line if plan.loose else text)
     return out
+
+
+def overlapping(plans: Sequence[Plan]) -> bool:
+    """Two of the plans cover one line (two hunks found the same lines)."""
+    spans = sorted((p.at, p.end) for p in plans)
+    return any(end > start for (_, end), (start, _) in itertools.pairwise(spans))
