@@ -58,3 +58,29 @@ def test_a_rewrite_that_never_ends_is_a_failed_patch(
     said = capsys.readouterr()
     assert "r1.py: " in said.out and "still running after 1 s; stopped" in said.out
     assert snapshot(s.root) == before
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "try:\n    while True:\n        pass\nfinally:\n    while True:\n        pass\n" + CLASS,
+        CLASS + "    @classmethod\n    def selector(cls):\n        while True:\n            pass\n",
+    ],
+    ids=["loops-again-in-finally", "selector-loops"],
+)
+def test_a_rewrite_that_outlives_the_first_alarm_is_stopped(tmp_path: Path, body: str) -> None:
+    s = Scenario(tmp_path / "work", {"m.py": "def f():\n    return x\n"})
+    s.project.add_rewrite("r1", HEAD + body)
+    started = time.monotonic()
+    assert run(s, "apply") == 6
+    assert time.monotonic() - started < 20
+
+
+def test_a_zero_time_limit_is_refused_naming_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PATCHKIT_REWRITE_TIMEOUT", "0")
+    module = tmp_path / "r1.py"
+    module.write_text(HEAD + CLASS)
+    with pytest.raises(ConfigError, match=r"PATCHKIT_REWRITE_TIMEOUT='0' is refused"):
+        load_rewrites(module)

@@ -42,6 +42,18 @@ def evil(marker: Path) -> dict[str, str]:
         "match attribute": "match 1:\n    case int(__class__=c):\n        pass\n",
         "print to the terminal": "print('\\x1b]0;owned\\x07')\n",
         "__builtins__": "__builtins__['exec']('x = 1')\n",
+        "forward ref evaluated": "import typing\ntyping.get_args(typing.Optional["
+        f"\"__import__('os').system({touch!r})\"])[0]._evaluate({{}}, {{}}, frozenset())\n",
+        "singledispatch register": "import functools\nimport typing\ndef f(x): pass\n"
+        f"def g(x: typing.List[\"__import__('os').system({touch!r})\"]): pass\n"
+        "functools.singledispatch(f).register(g)\n",
+        "private attribute": "x = cst.Module([])._private\n",
+        "string in a subscript": "x = {'a': 1}['a']\n",
+        "dunder method": CLASS + "    def __exit__(self, *a):\n        return True\n",
+        "bare except": "try:\n    pass\nexcept:\n    pass\n",
+        "except BaseException": "try:\n    pass\nexcept BaseException:\n    pass\n",
+        "except a tuple": "try:\n    pass\nexcept (ValueError, SystemExit):\n    pass\n",
+        "names KeyboardInterrupt": "E = KeyboardInterrupt\n",
     }
 
 

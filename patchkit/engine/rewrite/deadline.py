@@ -3,9 +3,12 @@ name, rewriting one file. A rewrite comes from a patch set anyone may share; a l
 never ends or a regex that backtracks for ever (``(a+)+$``) must end in a failed patch that
 names it, never in a command that waits for ever.
 
-The limit is ``PATCHKIT_REWRITE_TIMEOUT`` seconds (default 120) for each step, measured with
-``SIGALRM`` in the main thread (the CLI, each worker process of a pool); elsewhere (a thread)
-the step runs unbounded. Nested limits keep the outer one's remaining time."""
+The limit is ``PATCHKIT_REWRITE_TIMEOUT`` seconds (default 120; 0 is refused: a rewrite
+always has a limit) for each step, measured with ``SIGALRM`` in the main thread (the CLI,
+each worker process of a pool); elsewhere (a thread) the step runs unbounded. Past the limit
+the alarm repeats every ``REPEAT_S``, so code that loops again in a ``finally:`` is stopped
+too (the gate refuses the handlers that would catch it). Nested limits keep the outer one's
+remaining time."""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from patchkit.errors import ConfigError
 from patchkit.trust.envvars import seconds
 
 DEFAULT_S = 120.0
+REPEAT_S = 0.5
 
 
 class _Expired(BaseException):
@@ -39,15 +43,16 @@ def bounded(what: str) -> Iterator[None]:
     ):
         yield
         return
-    limit = seconds("PATCHKIT_REWRITE_TIMEOUT", DEFAULT_S)
+    limit = _limit()
     previous = signal.signal(signal.SIGALRM, _expired)
-    outer, _ = signal.setitimer(signal.ITIMER_REAL, 0)
+    outer, outer_every = signal.setitimer(signal.ITIMER_REAL, 0)
     started = time.monotonic()
     outer_first = bool(outer) and outer <= limit
-    signal.setitimer(signal.ITIMER_REAL, outer if outer_first else limit)
+    signal.setitimer(signal.ITIMER_REAL, outer if outer_first else limit, REPEAT_S)
     try:
         yield
     except _Expired:
+        signal.setitimer(signal.ITIMER_REAL, 0)
         if not outer_first:
             raise ConfigError(
                 f"{what}: still running after {limit:g} s; stopped",
@@ -64,4 +69,15 @@ def bounded(what: str) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
         if outer:
             left = outer - (time.monotonic() - started)
-            signal.setitimer(signal.ITIMER_REAL, max(left, 0.001))
+            signal.setitimer(signal.ITIMER_REAL, max(left, 0.001), outer_every)
+
+
+def _limit() -> float:
+    limit = seconds("PATCHKIT_REWRITE_TIMEOUT", DEFAULT_S)
+    if limit == 0:
+        raise ConfigError(
+            "PATCHKIT_REWRITE_TIMEOUT='0' is refused: a rewrite always has a time limit",
+            hint=f"set PATCHKIT_REWRITE_TIMEOUT to a number of seconds above 0 (default "
+            f"{DEFAULT_S:g}), or unset it",
+        )
+    return limit

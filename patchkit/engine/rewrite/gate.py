@@ -5,14 +5,19 @@ So its syntax tree is read first and the module is refused (ConfigError naming t
 the line) unless it only builds libcst transforms:
 
 - it imports only ``__future__``, ``libcst``, ``libcst.matchers``, ``collections.abc``,
-  ``typing``, ``re``, ``itertools``, ``functools`` and ``Rewrite`` from
-  ``patchkit.engine.rewrite``, and of those only public names (``__all__``); a module is used
-  only as ``module.name``, never passed around;
+  ``re``, ``itertools``, a few names of ``typing`` (``TypeVar``, ``Any``...: none that
+  evaluates a string) and ``Rewrite`` from ``patchkit.engine.rewrite``, and of those only
+  public names (``__all__``); a module is used only as ``module.name``, never passed around;
 - it names no builtin that reaches code, files or other modules (``eval``, ``exec``,
-  ``open``, ``__import__``, ``getattr``, ``globals``, ``print``...), and no dunder name;
-- it reads no dunder attribute but ``__init__`` and ``__name__`` (``().__class__.__bases__``)
-  and no frame, code or traceback attribute (``gi_frame``, ``f_globals``, ``tb_frame``...);
-- no annotation is a string (``typing.get_type_hints`` would evaluate it).
+  ``open``, ``__import__``, ``getattr``, ``globals``, ``print``...), no dunder name and no
+  exception that stops a program (``BaseException``, ``SystemExit``...); it has no bare
+  ``except:`` (either would catch the time limit, ``deadline``, and go on);
+- it reads no dunder attribute but ``__init__`` and ``__name__`` (``().__class__.__bases__``),
+  no private attribute (``ForwardRef._evaluate``) but those it defines itself, and no frame,
+  code or traceback attribute (``gi_frame``, ``f_globals``, ``tb_frame``...);
+- it defines no dunder method but ``__init__`` (``__exit__`` returning True swallows errors);
+- no annotation is a string, and no string is a subscript's key (``typing`` would
+  evaluate ``List["code"]``).
 
 Shipped and imported rewrites pass unchanged; this is a fence around the common escapes, not
 a sandbox for arbitrary Python (the README says so)."""
@@ -27,16 +32,19 @@ from pathlib import Path
 from patchkit.errors import ConfigError, shown
 
 _DENIED: dict[str, frozenset[str]] = {
-    "typing": frozenset(
-        {"get_type_hints", "ForwardRef", "get_annotations", "evaluate_forward_ref"}
-    ),
     "libcst.matchers": frozenset({"MatcherDecoratableTransformer", "MatcherDecoratableVisitor"}),
 }
-_ONLY: dict[str, frozenset[str]] = {"patchkit.engine.rewrite": frozenset({"Rewrite"})}
+_ONLY: dict[str, frozenset[str]] = {
+    "patchkit.engine.rewrite": frozenset({"Rewrite"}),
+    # (the importer's template uses TypeVar; get_args, get_type_hints, ForwardRef evaluate code)
+    "typing": frozenset(
+        {"TypeVar", "Any", "ClassVar", "Final", "Generic", "Optional", "Union", "TYPE_CHECKING"}
+    ),
+}
 MODULES = frozenset(
-    {"libcst", "libcst.matchers", "collections.abc", "typing", "re", "itertools", "functools"}
-    | set(_ONLY)
+    {"libcst", "libcst.matchers", "collections.abc", "re", "itertools"} | set(_ONLY)
 )
+STOPPERS = frozenset({"BaseException", "KeyboardInterrupt", "SystemExit", "GeneratorExit"})
 BUILTINS = frozenset(
     [
         "eval",
@@ -89,6 +97,7 @@ def check_source(source: bytes, file: Path) -> None:
 def _problems(tree: ast.Module) -> Iterator[tuple[int, str]]:
     modules = _imported_modules(tree)
     module_names = {alias for alias, _ in modules}
+    own = _own_names(tree)
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
@@ -99,15 +108,46 @@ def _problems(tree: ast.Module) -> Iterator[tuple[int, str]]:
             if why:
                 yield line, why
         elif isinstance(node, ast.Attribute):
-            why = _attribute_problem(node.attr, modules, node)
+            why = _attribute_problem(node.attr, modules, node, own)
             if why:
                 yield line, why
         elif isinstance(node, ast.MatchClass):
             for attr in node.kwd_attrs:
-                if _attribute_problem(attr, modules, None):
+                if _attribute_problem(attr, modules, None, own):
                     yield line, f"a match pattern reads the attribute {shown(attr)}"
-        elif _string_annotation(node):
-            yield line, "an annotation is a string (typing would evaluate it as code)"
+        else:
+            why = _node_problem(node)
+            if why:
+                yield line, why
+
+
+def _node_problem(node: ast.AST) -> str | None:
+    if _string_annotation(node):
+        return "an annotation is a string (typing would evaluate it as code)"
+    if isinstance(node, ast.Subscript) and any(
+        isinstance(n, ast.Constant) and isinstance(n.value, str) for n in ast.walk(node.slice)
+    ):
+        return "a string is a subscript's key (typing would evaluate `X['code']` as code)"
+    if isinstance(node, ast.ExceptHandler) and node.type is None:
+        return "a bare `except:` would catch the time limit (name the exceptions it handles)"
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and (
+        node.name.startswith("__") and node.name.endswith("__") and node.name != "__init__"
+    ):
+        return f"it defines {shown(node.name)} (no dunder but __init__)"
+    return None
+
+
+def _own_names(tree: ast.Module) -> frozenset[str]:
+    """The private names the module defines itself (``def _edit``, ``self._seen = ...``)."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            found.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+    return frozenset(n for n in found if n.startswith("_"))
 
 
 def _imported_modules(tree: ast.Module) -> set[tuple[str, str]]:
@@ -148,6 +188,8 @@ def _name_problem(node: ast.Name, modules: set[str], parent: ast.AST | None) -> 
     name = node.id
     if name in BUILTINS:
         return f"it names {shown(name)}, which reaches code, files or other modules"
+    if name in STOPPERS:
+        return f"it names {shown(name)}, which would catch the time limit"
     if name.startswith("__") and name.endswith("__") and name not in DUNDERS:
         return f"it names {shown(name)}"
     if name in modules and not (isinstance(parent, ast.Attribute) and parent.value is node):
@@ -156,10 +198,12 @@ def _name_problem(node: ast.Name, modules: set[str], parent: ast.AST | None) -> 
 
 
 def _attribute_problem(
-    attr: str, modules: set[tuple[str, str]], node: ast.Attribute | None
+    attr: str, modules: set[tuple[str, str]], node: ast.Attribute | None, own: frozenset[str]
 ) -> str | None:
     if attr.startswith("__") and attr.endswith("__") and attr not in DUNDERS:
         return f"it reads the attribute {shown(attr)}"
+    if attr.startswith("_") and attr not in DUNDERS and attr not in own:
+        return f"it reads the private attribute {shown(attr)}, which it does not define"
     if attr.startswith(FRAME_PREFIXES):
         return f"it reads the attribute {shown(attr)} (frames, code and tracebacks are off limits)"
     module = _module_of(node.value, modules) if node is not None else None

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patchkit.engine.rewrite import cache
-from patchkit.engine.rewrite.base import Rewrite
 from patchkit.engine.rewrite.deadline import bounded
 from patchkit.engine.rewrite.file import rewrite_file
 from patchkit.engine.rewrite.load import load_rewrites
@@ -50,12 +49,14 @@ class _Job:
     classes: tuple[str, ...]
 
 
-def _loaded(file: Path, files: Sequence[str]) -> tuple[list[type[Rewrite]], str]:
-    """A rewrite module's rewrites, checked against the files its metadata declares, and its
-    key; its selectors are remembered under that key, for runs that do not import it."""
+def _loaded(file: Path, files: Sequence[str]) -> tuple[list[Selector], str]:
+    """A rewrite module's selectors, checked against the files its metadata
+    declares, and its key; the selectors are remembered under that key, for runs that do not
+    import it."""
     classes = load_rewrites(file)
     homes = list(dict.fromkeys(cls.path for cls in classes))
-    selectors = [cls.selector() for cls in classes]
+    with bounded(f"{file}: its selectors"):  # (a rewrite may override selector())
+        selectors = [cls.selector() for cls in classes]
     # Declared: every home, and the files under a rewrite's search it changes at the lock.
     stray = [p for p in files if not any(s.wants(p) for s in selectors)]
     if files and (set(homes) - set(files) or stray):
@@ -68,7 +69,7 @@ def _loaded(file: Path, files: Sequence[str]) -> tuple[list[type[Rewrite]], str]
         )
     key = module_sha(Path(file).read_bytes(), files)
     cache.store_selectors(key, selectors)
-    return classes, key
+    return selectors, key
 
 
 def run_rewrites(
@@ -77,8 +78,7 @@ def run_rewrites(
     """Run a rewrite module over the tree ``read`` (and ``listing``) sees. ConfigError for a
     broken module, or one whose rewrites are not made on the ``files`` its metadata declares;
     every other problem is in the result."""
-    classes, key = _loaded(file, files)
-    selectors = [cls.selector() for cls in classes]
+    selectors, key = _loaded(file, files)
     with bounded(f"{file}: its search and needles"):
         taken = candidates(selectors, read, listing)
     runs, jobs = _lookup(file, key, taken, read)
@@ -106,10 +106,11 @@ def prewarm(
             touched |= item
             continue
         try:
-            classes, key = _loaded(*item)
+            selectors, key = _loaded(*item)
+            with bounded(f"{item[0]}: its search and needles"):
+                taken = candidates(selectors, read, listing)
         except ConfigError:
             return  # the series run reports it; what follows depends on it
-        taken = candidates([c.selector() for c in classes], read, listing)
         if not touched & set(taken):
             jobs += _lookup(item[0], key, taken, read)[1]
         touched |= set(taken)
