@@ -195,8 +195,9 @@ def test_hunks_a_partial_merge_took_are_kept_when_one_side_places_the_rest(
     tmp_path: Path,
 ) -> None:
     """The scope merge of ``f`` succeeds (taking the hunk placed there by context too), then
-    ``g``'s merge conflicts: placing by one side starts again from the hunks as placed, so
-    none of the three is lost."""
+    ``g``'s merge conflicts: its change sits right beside the statement upstream rewrote, so
+    one side leaves it to the merge of statements (two statements that read nothing of each
+    other), which starts again from the hunks as placed: none of the three is lost."""
     filler = "".join(f"    v{i} = x + {i}\n" for i in range(8))
     base = (
         "def f(x):\n    a = 1\n" + filler + "    c = 3\n    t = c + v7\n    u = t * 5\n"
@@ -209,11 +210,8 @@ def test_hunks_a_partial_merge_took_are_kept_when_one_side_places_the_rest(
     assert report.outcome is Outcome.CARRIED, report.result.details
     expected = upstream.replace("a = 1", "a = 10").replace("c = 3", "c = 30")
     assert text == expected.replace("b = 2", "b = 20")
-    assert [m.rule for m in report.result.placements] == [
-        Rule.CONTEXT,
-        Rule.ONE_SIDE,
-        Rule.ONE_SIDE,
-    ]
+    assert [m.rule for m in report.result.placements] == [Rule.SCOPE_MERGE] * 3
+    assert "merged by statements" in report.result.placements[2].note
 
 
 ORDERED = dedent(
@@ -287,3 +285,18 @@ def test_a_method_appended_at_the_end_never_goes_into_another_class(tmp_path: Pa
     report, text = ported(tmp_path, "mod.py", base, base + method, upstream)
     assert report.outcome is Outcome.CONFLICT
     assert text == upstream
+
+
+def test_a_change_right_beside_a_statement_upstream_rewrote_is_not_placed_by_one_side(
+    tmp_path: Path,
+) -> None:
+    """The last function of the file: upstream sorts the other way, the patch takes the last
+    item where the first was read. One side (the file's end) is intact, but the line the
+    hunk changes sits right beside the statement upstream rewrote, in its scope: placing it
+    by the other side would merge two changes that read each other (items[-1] of a list now
+    sorted the other way). A conflict, as git merge-file says."""
+    base = "def first(items):\n    items.sort()\n    return items[0]\n"
+    patched = base.replace("items[0]", "items[-1]")
+    upstream = base.replace("items.sort()", "items.sort(reverse=True)")
+    report, text = ported(tmp_path, "m.py", base, patched, upstream)
+    assert report.outcome is Outcome.CONFLICT, (report.result.placements, text)

@@ -13,7 +13,10 @@ once in the file. The place is taken only when the evidence holds without the dr
 - with a grammar, the place sits in the scope path the hunk had at base, and that scope has
   no look-alike twin here; without one, the intact side must be a file end;
 - the nearest definition on the dropped side at base is still on that side here (hunk order:
-  a new function never lands on the other side of a neighbour upstream moved).
+  a new function never lands on the other side of a neighbour upstream moved);
+- the lines the hunk changes do not sit right beside a dropped line of their own scope: upstream
+  rewrote the statement next to them (``items.sort()`` became ``items.sort(reverse=True)``
+  above ``return items[0]``), which a merge of two statements must judge, not this rule.
 
 A hunk that appended a paragraph of its own at the end of the file (a new test, a new task)
 goes at the end here too, after what upstream appended there, when it belongs to what it
@@ -139,7 +142,27 @@ def _holds(placer: Placer, trial: _Try) -> bool:
         return False
     if target.tree is None:
         return end and removes
+    if removes and _beside_rewrite(base, trial):
+        return False
     return _scoped(base, target, trial) and _in_order(base, target, trial)
+
+
+def _beside_rewrite(base: FileView, trial: _Try) -> bool:
+    """The hunk's first (leading side dropped) or last (trailing side dropped) changed line
+    sits right beside a dropped line, in the same scope at base."""
+    hunk, tree = trial.hunk, base.tree
+    if tree is None:
+        return False
+    if trial.lead_kept:
+        if hunk.trail:
+            return False  # intact context lines stand between the change and what upstream rewrote
+        changed = trial.base_at + len(hunk.old) - 1
+        dropped = changed + 1
+    else:
+        if hunk.lead:
+            return False
+        changed, dropped = trial.base_at, trial.base_at - 1
+    return tree.scope_path(changed) == tree.scope_path(dropped)
 
 
 def _indent(line: bytes) -> int:
