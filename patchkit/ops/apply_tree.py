@@ -24,11 +24,12 @@ from patchkit.outcome import PatchResult
 from patchkit.project.sets import patch_digest
 from patchkit.targets import commits_match
 from patchkit.workspace.installed import InstalledTree
+from patchkit.workspace.journal import Write
 from patchkit.workspace.locks import writing
 from patchkit.workspace.state import AppliedPatch, FileRecord, State, StateStore
 from patchkit.workspace.tree import Tree, sha256
 from patchkit.workspace.treecheck import changed_files, committed_reader, tree_commit
-from patchkit.workspace.txn import Recovery, Write, commit, recover
+from patchkit.workspace.txn import Recovery, commit, recover
 
 
 @dataclass(frozen=True)

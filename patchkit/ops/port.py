@@ -20,11 +20,12 @@ from patchkit.model import PatchKind, PatchMeta
 from patchkit.outcome import FileChange, Outcome, PatchResult
 from patchkit.upstream.moved import HistoryFinder
 from patchkit.upstream.refs import resolve_release_ref
+from patchkit.workspace.journal import Write
 from patchkit.workspace.locks import writing
 from patchkit.workspace.state import StateStore
 from patchkit.workspace.tree import Tree, checkout_tree
 from patchkit.workspace.treecheck import changed_files
-from patchkit.workspace.txn import KEEP, Write, commit, recover
+from patchkit.workspace.txn import KEEP, commit, recover
 
 
 @dataclass(frozen=True)

@@ -39,12 +39,11 @@ from patchkit.targets import profile
 from patchkit.verification.records import records_path
 from patchkit.workspace import replay
 from patchkit.workspace.installed import InstalledTree
-from patchkit.workspace.journal import Entry, file_entry, journal_path, journal_text
+from patchkit.workspace.journal import Entry, Write, file_entry, journal_path, journal_text
 from patchkit.workspace.mounts import stat_is_fresh
 from patchkit.workspace.replay import Record
 from patchkit.workspace.state import StateStore
 from patchkit.workspace.tree import Tree, checkout_tree, sha256
-from patchkit.workspace.txn import Write
 
 
 def project_inputs(start: Path, project: Project) -> list[str]:

@@ -26,10 +26,11 @@ from pathlib import Path
 from patchkit.cache import Cache
 from patchkit.errors import UnsafePathError
 from patchkit.gitrepo import locate_checkout
+from patchkit.workspace.journal import Write
 from patchkit.workspace.locks import writing
 from patchkit.workspace.state import StateStore
 from patchkit.workspace.tree import ProjectTree, Tree
-from patchkit.workspace.txn import KEEP, Write, recover
+from patchkit.workspace.txn import KEEP, recover
 from patchkit.workspace.txn import commit as txn_commit
 
 

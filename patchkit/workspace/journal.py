@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from patchkit.errors import TreeError
@@ -23,7 +24,15 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-    from patchkit.workspace.txn import Write
+
+@dataclass(frozen=True)
+class Write:
+    """One file to write (``content`` None: remove it), with its mode."""
+
+    path: str  # repository path
+    content: bytes | None  # None deletes the file
+    mode: int | None = None
+
 
 JOURNAL_VERSION = 2
 Entry = dict[str, "Any"]  # one file of a journal: before, before_mode, after, after_mode

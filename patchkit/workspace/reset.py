@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patchkit.errors import TreeError
+from patchkit.workspace.journal import Write
 from patchkit.workspace.locks import writing
 from patchkit.workspace.state import StateStore
 from patchkit.workspace.tree import Tree, write_file
-from patchkit.workspace.txn import Recovery, Write, commit, recover
+from patchkit.workspace.txn import Recovery, commit, recover
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from patchkit.errors import PatchkitError, TreeError
 from patchkit.workspace.journal import (
+    Write,
     changed_since,
     journal_path,
     load_journal,
@@ -34,15 +35,6 @@ from patchkit.workspace.tree import Tree, remove_file, write_file
 TYPE_CHECKING = False  # typing is not imported at run time: a warm run does without it
 if TYPE_CHECKING:
     from typing import Any
-
-
-@dataclass(frozen=True)
-class Write:
-    """One file to write (``content`` None: remove it), with its mode."""
-
-    path: str  # repository path
-    content: bytes | None  # None deletes the file
-    mode: int | None = None
 
 
 class _Keep:

@@ -11,9 +11,10 @@ import pytest
 
 from patchkit.engine.series import touched_paths
 from patchkit.errors import TreeError, UnsafePathError
+from patchkit.workspace.journal import Write
 from patchkit.workspace.state import StateStore
 from patchkit.workspace.tree import Tree, write_file
-from patchkit.workspace.txn import Write, commit
+from patchkit.workspace.txn import commit
 from testing.builders import Scenario
 
 
