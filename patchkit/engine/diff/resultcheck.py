@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from patchkit.engine.diff.parse import FilePatch, split_lines
 from patchkit.engine.diff.result import BlobReader, FileResult, Reader
+from patchkit.engine.ends import common_ends
 from patchkit.engine.structure import Scope, ScopePath, ScopeTree, scopes_for
 from patchkit.engine.structure.overloads import overloaded
 from patchkit.outcome import ConflictDetail, Outcome, Rule, Step
@@ -68,12 +69,7 @@ def doubled(before: Side, after: Side, patched: Side | None) -> str | None:
 def _changed(old: Sequence[bytes], new: Sequence[bytes]) -> Iterator[tuple[str, int]]:
     """("new", row) for each line ``new`` adds or rewrites, ("old", row) for each line it
     drops; blank lines left out (they carry no scope)."""
-    head = 0
-    while head < min(len(old), len(new)) and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
+    head, tail = common_ends(old, new)
     mid_old, mid_new = old[head : len(old) - tail], new[head : len(new) - tail]
     matcher = difflib.SequenceMatcher(None, mid_old, mid_new, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():

@@ -21,6 +21,7 @@ from patchkit.engine.diff.parse import Hunk, split_lines
 from patchkit.engine.diff.placement import Placer, Plan, PlanState, by_surroundings, weight
 from patchkit.engine.diff.renames import learn, renamed, renamed_hunk
 from patchkit.engine.diff.statements import merge_statements
+from patchkit.engine.ends import common_ends
 from patchkit.engine.structure import Scope, ScopePath
 from patchkit.engine.structure.overloads import by_signature
 from patchkit.gitrepo import MergeResult
@@ -326,12 +327,7 @@ def _by_own_lines(
 
 def _regions(old: list[bytes], new: list[bytes]) -> list[tuple[int, int]]:
     """The target line spans a merge changed (insertions are empty spans)."""
-    head = 0
-    while head < min(len(old), len(new)) and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
+    head, tail = common_ends(old, new)
     matcher = difflib.SequenceMatcher(
         None, old[head : len(old) - tail], new[head : len(new) - tail], autojunk=False
     )

@@ -27,6 +27,7 @@ import tree_sitter
 import tree_sitter_bash
 
 from patchkit.engine.diff.parse import split_lines
+from patchkit.engine.ends import common_ends
 from patchkit.engine.structure.languages import grammar, language_of
 
 # nodes whose children are statements, per grammar
@@ -109,12 +110,7 @@ _MIDDLE = 5000  # lines between the common head and tail compared at most (a lon
 def changes(base: Sequence[bytes], new: Sequence[bytes]) -> list[Change] | None:
     """The changes from ``base`` to ``new`` (lines), or None when the part between their
     common head and tail is too long to compare here."""
-    head = 0
-    while head < min(len(base), len(new)) and base[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(base), len(new)) - head and base[-1 - tail] == new[-1 - tail]:
-        tail += 1
+    head, tail = common_ends(base, new)
     middle = (base[head : len(base) - tail], new[head : len(new) - tail])
     if max(map(len, middle)) > _MIDDLE:
         return None

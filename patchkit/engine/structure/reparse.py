@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import tree_sitter
 
+from patchkit.engine.ends import common_ends
 from patchkit.engine.structure.languages import Grammar
 
 
@@ -37,12 +38,7 @@ def _lines(content: bytes) -> list[bytes]:
 def span(old: bytes, new: bytes) -> Span:
     """The lines ``new`` changes in ``old``: equal lines at both ends left out."""
     a, b = _lines(old), _lines(new)
-    head = 0
-    while head < min(len(a), len(b)) and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
-        tail += 1
+    head, tail = common_ends(a, b)
     byte = sum(len(line) for line in a[:head])
     back = sum(len(line) for line in a[len(a) - tail :])
     return Span(head, len(a) - tail, len(b) - tail, byte, len(old) - back, len(new) - back)
