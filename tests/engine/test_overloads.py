@@ -9,7 +9,7 @@ from pathlib import Path
 from patchkit.engine.structure import parse_scopes
 from patchkit.outcome import Outcome, Rule
 from tests.conftest import dedent
-from tests.engine.test_placement import ported
+from tests.engine.test_placement import PY_F, ported
 
 SORT = dedent(
     """
@@ -122,21 +122,7 @@ def test_a_hunk_follows_its_test_when_the_release_names_the_macro_otherwise(
     assert text == upstream[:at] + line.replace("munmap_hook<0>", "hook<0>::munmap") + upstream[at + len(line):]  # fmt: skip
 
 
-COMPUTE = dedent(
-    """
-    def setup():
-        return 0
-
-
-    def compute(a, b):
-        total = a + b
-        total = total * 2
-        total = total - 1
-        if total > 10:
-            total = 10
-        return total
-    """
-)
+COMPUTE = PY_F[: PY_F.index("\n\n\ndef tail")] + "\n"  # setup() and compute() alone
 
 
 def test_own_lines_are_merged_when_upstream_inserted_a_block_next_to_them(
