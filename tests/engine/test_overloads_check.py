@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from patchkit.engine.diff.resultcheck import check
 from patchkit.ops.port import port
 from testing.builders import Upstream
@@ -90,3 +92,35 @@ def test_c_and_python_have_no_overloads() -> None:
 
     assert check("f.h", before, after) is None  # C++ (a header is read as C++)
     assert "defines f 2 times" in (check("f.c", before, after) or "")
+
+
+def _defs(*parameters: str) -> bytes:
+    return b"".join(f"int f({p})\n{{\n  return 0;\n}}\n\n".encode() for p in parameters)
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("int a", "const int a"),
+        ("int a", "int const b"),
+        ("int a", "volatile int"),
+        ("int* p", "int* const p"),
+        ("const int* p", "int const* const q"),
+        ("std::vector<int> v", "const std::vector<int> w"),
+    ],
+)
+def test_const_on_a_parameter_passed_by_value_is_no_overload(first: str, second: str) -> None:
+    """``f(const int)`` declares ``f(int)`` again: the ``const`` of a by-value parameter is no
+    part of a C++ signature, so the second is a name defined twice, not an overload."""
+    before = _defs(first)
+    assert "defines f 2 times" in (check("f.h", before, _defs(first, second)) or "")
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [("int* p", "const int* p"), ("int& r", "const int& r"), ("int* p", "volatile int* p")],
+)
+def test_const_on_what_a_pointer_or_reference_leads_to_is_an_overload(
+    first: str, second: str
+) -> None:
+    assert check("f.h", _defs(first), _defs(first, second)) is None

@@ -69,7 +69,30 @@ def _parameter_type(parameter: bytes) -> bytes:
     last = words[-1].decode(errors="replace") if words else ""
     if len(words) > 1 and last.isidentifier() and last not in _BUILTIN:
         words[-1] = b""
-    return b" ".join(words).replace(b" *", b"*").replace(b" &", b"&").strip()
+    return _canonical(b" ".join(words).replace(b" *", b"*").replace(b" &", b"&").strip())
+
+
+_CV = (b"const", b"volatile")
+
+
+def _canonical(declared: bytes) -> bytes:
+    """A parameter's type as it counts in a C++ signature: the ``const``/``volatile`` of a
+    by-value parameter itself left out (``const int`` and ``int`` are one type there, so are
+    ``int* const`` and ``int*``), those of what a pointer or reference leads to kept and put
+    first (``int const*`` is ``const int*``, which differs from ``int*``)."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(declared):
+        depth += (char in _OPEN) - (char in _CLOSE)
+        if depth == 0 and char in b"*&":
+            parts += [declared[start:i], declared[i : i + 1]]
+            start = i + 1
+    parts.append(declared[start:])
+    parts[-1] = b" ".join(w for w in parts[-1].split() if w not in _CV)  # the parameter's own
+    for i in range(0, len(parts) - 1, 2):  # what each pointer or reference leads to
+        words = parts[i].split()
+        cv = sorted(w for w in words if w in _CV)
+        parts[i] = b" ".join([*cv, *(w for w in words if w not in _CV)])
+    return b"".join(parts)
 
 
 def _parameters(head: bytes, name: str) -> bytes | None:
