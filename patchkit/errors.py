@@ -155,3 +155,9 @@ class AlreadyUpstream(PatchFailed):
 class UnprovenTest(PatchFailed):
     """``export-pr``: the PR's upstream test does not show the fix (it passes without the change
     too, or fails with it): that patch gets no branch, the others go on."""
+
+
+class SettingRefused(ConfigError):
+    """A ``PATCHKIT_*`` environment variable holds no value patchkit can use (``0`` for a time
+    limit, ``-1``, ``nan``, ``ten``): names the variable and the values it takes. A setting of
+    the whole command, never one patch's failure: the command stops (exit 2)."""

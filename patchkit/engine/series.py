@@ -9,7 +9,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from patchkit.errors import ConfigError, PatchFailed, PatchkitError, TreeError, UnsafePathError
+from patchkit.errors import (
+    ConfigError,
+    PatchFailed,
+    PatchkitError,
+    SettingRefused,
+    TreeError,
+    UnsafePathError,
+)
 from patchkit.fileio import read_file
 from patchkit.gitrepo import GitRepo, MergeResult, merge_file
 from patchkit.model import PatchKind, PatchMeta
@@ -198,8 +205,8 @@ def run_patch(
         from patchkit.engine.rewrite.run import run_rewrite_patch
 
         return run_rewrite_patch(meta.id, meta.file, read, listing, meta.files)
-    except UnsafePathError:
-        raise  # never a patch outcome: the whole operation stops (exit 5)
+    except (UnsafePathError, SettingRefused):
+        raise  # never a patch outcome: the whole operation stops (exit 5, 2)
     except (ConfigError, PatchFailed) as exc:
         detail = ConflictDetail(str(meta.file), "patch", exc.message)
         return PatchResult(

@@ -7,14 +7,15 @@ from __future__ import annotations
 import math
 import os
 
-from patchkit.errors import ConfigError, shown
+from patchkit.errors import SettingRefused, shown
 
 SECONDS_MAX = 86_400.0  # a day: no wait patchkit makes is meant to be longer
 
 
-def seconds(name: str, default: float) -> float:
+def seconds(name: str, default: float, *, above_zero: bool = False) -> float:
     """The number of seconds the variable ``name`` holds (``default`` when unset or empty);
-    ConfigError unless it is a finite number from 0 to a day."""
+    SettingRefused unless it is a finite number from 0 (``above_zero``: more than 0, for a
+    limit that must always hold) to a day."""
     raw = os.environ.get(name, "").strip()
     if not raw:
         return default
@@ -22,10 +23,11 @@ def seconds(name: str, default: float) -> float:
         value = float(raw)
     except ValueError:
         value = math.nan
-    if not math.isfinite(value) or not 0 <= value <= SECONDS_MAX:
-        raise ConfigError(
-            f"{name}={shown(raw[:40])} is refused: it must be a number of seconds from 0 to "
-            f"{SECONDS_MAX:.0f}",
+    if not math.isfinite(value) or not 0 <= value <= SECONDS_MAX or (above_zero and not value):
+        least = "above 0" if above_zero else "from 0"
+        raise SettingRefused(
+            f"{name}={shown(raw[:40])} is refused: it must be a number of seconds {least}, at "
+            f"most {SECONDS_MAX:.0f}",
             hint=f"set {name} to a number of seconds (default {default:g}), or unset it",
         )
     return value

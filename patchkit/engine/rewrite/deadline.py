@@ -3,9 +3,10 @@ name, rewriting one file. A rewrite comes from a patch set anyone may share; a l
 never ends or a regex that backtracks for ever (``(a+)+$``) must end in a failed patch that
 names it, never in a command that waits for ever.
 
-The limit is ``PATCHKIT_REWRITE_TIMEOUT`` seconds (default 120; 0 is refused: a rewrite
-always has a limit) for each step, measured with ``SIGALRM`` in the main thread (the CLI,
-each worker process of a pool); elsewhere (a thread) the step runs unbounded. Past the limit
+The limit is ``PATCHKIT_REWRITE_TIMEOUT`` seconds (default 120; 0, a negative, a huge or no
+number stops the command naming the variable, exit 2, never one patch: a rewrite always has a
+limit) for each step, measured with ``SIGALRM`` in the main thread (the CLI, each worker
+process of a pool); elsewhere (a thread) the step runs unbounded. Past the limit
 the alarm repeats every ``REPEAT_S``, so code that loops again in a ``finally:`` is stopped
 too (the gate refuses the handlers that would catch it). Nested limits keep the outer one's
 remaining time."""
@@ -73,11 +74,6 @@ def bounded(what: str) -> Iterator[None]:
 
 
 def _limit() -> float:
-    limit = seconds("PATCHKIT_REWRITE_TIMEOUT", DEFAULT_S)
-    if limit == 0:
-        raise ConfigError(
-            "PATCHKIT_REWRITE_TIMEOUT='0' is refused: a rewrite always has a time limit",
-            hint=f"set PATCHKIT_REWRITE_TIMEOUT to a number of seconds above 0 (default "
-            f"{DEFAULT_S:g}), or unset it",
-        )
-    return limit
+    """PATCHKIT_REWRITE_TIMEOUT; SettingRefused (the command stops, exit 2) unless a number
+    of seconds above 0 (a rewrite always has a limit) and at most a day."""
+    return seconds("PATCHKIT_REWRITE_TIMEOUT", DEFAULT_S, above_zero=True)

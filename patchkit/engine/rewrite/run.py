@@ -34,7 +34,7 @@ from patchkit.engine.rewrite.load import load_rewrites
 from patchkit.engine.rewrite.outcome import RewriteRun, conclude, module_sha, patch_result
 from patchkit.engine.rewrite.report import FileRun
 from patchkit.engine.rewrite.select import Lister, Selector, candidates
-from patchkit.errors import ConfigError
+from patchkit.errors import ConfigError, SettingRefused
 from patchkit.outcome import Outcome, PatchResult, Step
 
 Reader = Callable[[str], bytes | None]
@@ -155,6 +155,8 @@ def _run_job(job: _Job) -> FileRun:
         with bounded(f"{job.module_file}: rewriting {job.path}"):
             classes = [cls for cls in load_rewrites(job.module_file) if cls.__name__ in job.classes]
             return rewrite_file(classes, job.path, job.data)
+    except SettingRefused:
+        raise  # the command's setting, not this file's failure
     except ConfigError as exc:
         return FileRun(job.path, failure=str(exc))
 
@@ -170,6 +172,8 @@ def run_rewrite_patch(
     ``files``: the paths its metadata declares (checked against its rewrites)."""
     try:
         run = run_rewrites(file, read, listing, files)
+    except SettingRefused:
+        raise  # the command's setting, not this patch's failure
     except ConfigError as exc:
         return PatchResult(patch_id, Outcome.FAILED, Step.REWRITE, message=f"{patch_id}: {exc}")
     return patch_result(patch_id, run)
