@@ -24,6 +24,7 @@ from patchkit.project.writer import write_project
 from patchkit.tomlread import read_toml
 from patchkit.trust.gitargs import check_commit, check_url
 from patchkit.trust.names import check_name
+from patchkit.upstream.localpath import local_source
 
 log = logging.getLogger("patchkit.project.lock")
 
@@ -62,7 +63,10 @@ def _source(raw: Any, where: str, path: Path) -> SourceSpec:
             f"{path}: {where}.source.kind {shown(kind_text)} is not one of {choices}"
         ) from None
     spec = SourceSpec(
-        kind=kind, package=raw.get("package"), url=raw.get("url"), path=raw.get("path")
+        kind=kind,
+        package=raw.get("package"),
+        url=raw.get("url"),
+        path=local_source(raw.get("path"), lock=path, where=where),
     )
     _check_source(spec, f"{path}: {where}.source")
     needed = {SourceKind.INDEX: "package", SourceKind.GIT: "url", SourceKind.PATH: "path"}[kind]
