@@ -15,6 +15,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from patchkit.engine.diff.bodyhome import body_home
 from patchkit.engine.diff.fileview import FileView, common_prefix, squash
 from patchkit.engine.diff.lastpass import ByStatements
 from patchkit.engine.diff.parse import Hunk, split_lines
@@ -120,7 +121,7 @@ class ScopeMerge:
                 twins = alike  # several, none clearly the one: ambiguous, naming them
         if len(twins) != 1:
             if not twins:
-                self.leftover.append(plan)
+                self._unfound(scope, plan, done)
                 return None
             where = ", ".join(f"line {s.start + 1}" for s in twins)
             why = f"its scope {' > '.join(scope.path)} has look-alike twins at {where}"
@@ -130,7 +131,34 @@ class ScopeMerge:
             self.leftover.append(plan)
             return None
         done.update(id(p) for p in group)
-        return self._region(scope, twins[0], group)
+        stop = self._region(scope, twins[0], group)
+        return None if stop and stop.kind == "conflict" and self._body_moved(scope, group) else stop
+
+    def _unfound(self, scope: Scope, plan: Plan, done: set[int]) -> None:
+        """No scope here has the base's path: its hunks merged where its body went under
+        another name (the last pass), else left to the whole-file merge."""
+        group = [p for p in self.placer.plans if _inside(scope, p)]
+        if plan in group and self._body_moved(scope, group):
+            done.update(id(p) for p in group)
+        else:
+            self.leftover.append(plan)
+
+    def _body_moved(self, scope: Scope, group: list[Plan]) -> bool:
+        """In the last pass, the base ``scope`` merged into the definition that holds its body
+        here under another name (:mod:`bodyhome`), as into a moved one; False when there is
+        none, or that merge conflicts too."""
+        base, target = self.placer.base, self.placer.target
+        if not isinstance(self.merge, ByStatements) or base is None:
+            return False
+        home = body_home(base, scope, target)
+        if home is None:
+            return False
+        there = ScopeMerge(self.placer, self.merge, self.labels, moved=True)
+        if there.merge_into(scope, home, group) is not None:
+            return False
+        self.edits += there.edits
+        _note(group, f"its body found under another name: {' > '.join(home.path)}")
+        return True
 
     def merge_into(self, scope: Scope, mine: Scope, group: list[Plan]) -> Stop | None:
         """Merge the base ``scope`` with these hunks into the target's scope ``mine`` (found
