@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from patchkit.engine.diff.beside import inserted_apart
 from patchkit.engine.diff.fileview import FileView
 from patchkit.engine.diff.parse import Hunk
 from patchkit.engine.diff.placement import Placer, Plan, PlanState, weight
@@ -142,14 +143,15 @@ def _holds(placer: Placer, trial: _Try) -> bool:
         return False
     if target.tree is None:
         return end and removes
-    if removes and _beside_rewrite(base, trial):
+    if removes and _beside_rewrite(base, target, trial):
         return False
     return _scoped(base, target, trial) and _in_order(base, target, trial)
 
 
-def _beside_rewrite(base: FileView, trial: _Try) -> bool:
+def _beside_rewrite(base: FileView, target: FileView, trial: _Try) -> bool:
     """The hunk's first (leading side dropped) or last (trailing side dropped) changed line
-    sits right beside a dropped line, in the same scope at base."""
+    sits right beside a dropped line, in the same scope at base, and is not lines inserted
+    apart from upstream's rewrite there (:mod:`patchkit.engine.diff.beside`)."""
     hunk, tree = trial.hunk, base.tree
     if tree is None:
         return False
@@ -157,12 +159,15 @@ def _beside_rewrite(base: FileView, trial: _Try) -> bool:
         if hunk.trail:
             return False  # intact context lines stand between the change and what upstream rewrote
         changed = trial.base_at + len(hunk.old) - 1
-        dropped = changed + 1
+        dropped, rows = changed + 1, (changed + 1, trial.at + len(hunk.old))
     else:
         if hunk.lead:
             return False
         changed, dropped = trial.base_at, trial.base_at - 1
-    return tree.scope_path(changed) == tree.scope_path(dropped)
+        rows = (trial.base_at, trial.at)
+    if tree.scope_path(changed) != tree.scope_path(dropped):
+        return False
+    return not inserted_apart(base.lines, target.lines, hunk, rows, trial.lead_kept)
 
 
 def _indent(line: bytes) -> int:

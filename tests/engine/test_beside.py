@@ -1,0 +1,146 @@
+"""Lines a patch inserts right beside a statement upstream rewrote, placed by the intact side
+when upstream's rewrite is the same code written again (renamed, reshaped) and the patch names
+nothing it moved; every other rewrite there stays a conflict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from patchkit.outcome import Outcome, Rule
+from tests.conftest import dedent
+from tests.engine.test_placement import ported
+
+CREATE = dedent(
+    """
+    import os
+
+    from perms import MODE_RW
+
+
+    def create(path):
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(path, MODE_RW & ~umask)
+        try:
+            os.chown(path, os.geteuid(), os.getegid())
+        except OSError:
+            pass
+        return path
+    """
+)
+SETGID = CREATE.replace(
+    "    try:\n        os.chown(path, os.geteuid(), os.getegid())\n",
+    "    parent = os.stat(os.path.dirname(path))\n    try:\n"
+    "        os.chown(path, os.geteuid(), parent.st_gid)\n",
+)
+
+
+def test_lines_inserted_under_a_renamed_constant_keep_their_place(tmp_path: Path) -> None:
+    """Upstream names the mode otherwise (``MODE_RW`` is gone from the file): the line the
+    patch inserts under the ``chmod`` reads neither name, so it goes right under upstream's
+    ``chmod``, above the ``try`` it was joined to (ansible b0c737dc69's shape)."""
+    upstream = CREATE.replace("MODE_RW", "DEFAULT_MODE")
+    report, text = ported(tmp_path, "m.py", CREATE, SETGID, upstream)
+    assert report.outcome is Outcome.CARRIED, report.result.details
+    assert text == SETGID.replace("MODE_RW", "DEFAULT_MODE")
+    assert [m.rule for m in report.result.placements] == [Rule.ONE_SIDE]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("MODE_RW & ~umask", "MODE_RW & ~umask | MODE_X"),  # a name added: not the same code
+        ("os.chmod(path, MODE_RW", "os.lchmod(path, MODE_RW"),  # a renamed callee
+        ("os.chmod(path, MODE_RW & ~umask)", "os.chmod(path, MODE_RW & ~umask & MODE_RW)"),
+    ],
+)
+def test_lines_inserted_beside_another_rewrite_stay_a_conflict(
+    tmp_path: Path, old: str, new: str
+) -> None:
+    report, text = ported(tmp_path, "m.py", CREATE, SETGID, CREATE.replace(old, new))
+    assert report.outcome is Outcome.CONFLICT, (report.result.placements, text)
+
+
+def test_a_rename_whose_old_name_is_still_in_the_file_is_not_the_same_code(
+    tmp_path: Path,
+) -> None:
+    """``MODE_RW`` became ``MODE_RO`` in the ``chmod`` alone: the file still has the old name,
+    so it is another value, not the same one renamed."""
+    upstream = CREATE.replace("MODE_RW & ~umask", "MODE_RO & ~umask")
+    upstream = upstream.replace("import MODE_RW", "import MODE_RO, MODE_RW")
+    report, text = ported(tmp_path, "m.py", CREATE, SETGID, upstream)
+    assert report.outcome is Outcome.CONFLICT, (report.result.placements, text)
+
+
+def test_a_line_inserted_beside_a_rename_it_names_stays_a_conflict(tmp_path: Path) -> None:
+    patched = SETGID.replace("parent = os.stat(", "parent = MODE_RW and os.stat(")
+    upstream = CREATE.replace("MODE_RW", "DEFAULT_MODE")
+    report, text = ported(tmp_path, "m.py", CREATE, patched, upstream)
+    assert report.outcome is Outcome.CONFLICT, (report.result.placements, text)
+
+
+PICK = dedent(
+    """
+    def pick(items, n):
+        items.sort()
+        first = items[0]
+        return first + n
+    """
+)
+
+
+def test_a_line_inserted_under_a_call_given_more_stays_a_conflict(tmp_path: Path) -> None:
+    """Upstream now sorts the other way; the patch reverses the list right under the sort (and
+    changes the last line): a reversed list sorted in reverse is another order, so placing
+    the insertion by the file's end would be silently wrong."""
+    patched = PICK.replace("items.sort()\n", "items.sort()\n    items.reverse()\n")
+    patched = patched.replace("first + n", "first - n")
+    upstream = PICK.replace("items.sort()", "items.sort(reverse=True)")
+    report, text = ported(tmp_path, "m.py", PICK, patched, upstream)
+    assert report.outcome is Outcome.CONFLICT, (report.result.placements, text)
+
+
+PROCESS = dedent(
+    """
+    int process(struct worker *worker, int id)
+    {
+        struct ep *ep;
+        int status;
+
+        GET_EP(&ep, worker, id);
+
+        status = send(ep);
+        return status;
+    }
+    """
+)
+CHECKED = PROCESS.replace("    int status;\n\n", "    int status = 0;\n\n").replace(
+    "\n    GET_EP", "\n    if (!allowed(worker, id)) {\n        return -1;\n    }\n    GET_EP"
+)
+RESHAPED = PROCESS.replace(
+    "    GET_EP(&ep, worker, id);", "    ep = GET_EP(worker,\n                id);"
+)
+
+
+def test_a_block_inserted_above_a_reshaped_call_keeps_its_place(tmp_path: Path) -> None:
+    """Upstream's macro now returns the endpoint instead of filling it in (the same names,
+    numbers and strings): the check the patch inserts above it names no ``ep``, so it goes
+    after its intact leading side (openucx 2cc837efee's shape)."""
+    report, text = ported(tmp_path, "p.c", PROCESS, CHECKED, RESHAPED)
+    assert report.outcome is Outcome.CARRIED, report.result.details
+    assert text == CHECKED.replace(
+        "    GET_EP(&ep, worker, id);", "    ep = GET_EP(worker,\n                id);"
+    )
+    assert [m.rule for m in report.result.placements] == [Rule.ONE_SIDE]
+
+
+def test_a_block_inserted_above_a_reshaped_call_naming_what_moved_stays_a_conflict(
+    tmp_path: Path,
+) -> None:
+    """The inserted check reads ``ep``, the name upstream's rewrite moved (filled in by the
+    call, then assigned its result): the two are not apart."""
+    patched = CHECKED.replace("allowed(worker, id)", "allowed(worker, ep)")
+    report, text = ported(tmp_path, "p.c", PROCESS, patched, RESHAPED)
+    assert report.outcome is Outcome.CONFLICT, (report.result.placements, text)
