@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -16,6 +17,39 @@ if TYPE_CHECKING:
     from typing import Any, TextIO, TypeVar
 
     T = TypeVar("T")
+
+
+# What a terminal acts on instead of showing: C0 and C1 controls but line breaks and tabs (ESC
+# starts colours, titles, cursor moves; CR writes over the line), and the invisible format
+# characters that reorder or hide text (bidi overrides, zero-width ones).
+_HIDDEN = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]"
+)
+_NAMES = {"\0": "NUL", "\r": "CR", "\x1b": "ESC", "\x7f": "DEL"}
+
+
+def visible(text: str) -> str:
+    """``text`` with every character a terminal would act on rather than show named instead
+    (``<ESC>``, ``<CR>``, ``<U+202E>``): a file name, a title or a tool's answer from input
+    never colours, moves or rewrites what patchkit prints. Every line patchkit prints passes
+    here: progress lines below, and the CLI's tables and messages (``cli.render``)."""
+    if not _HIDDEN.search(text):
+        return text
+    return _HIDDEN.sub(lambda m: f"<{_NAMES.get(m[0], f'U+{ord(m[0]):04X}')}>", text)
+
+
+def _line(text: str) -> str:
+    """``text`` as one line of progress: :func:`visible`, its line breaks named too (a name
+    with a newline would forge a line of the log)."""
+    return visible(text).replace("\n", "<LF>")
+
+
+def _unmarked(text: str) -> str:
+    """``text`` as one line rich draws as it is: no bracket in it read as markup (a release
+    named ``[/x]`` would end a style rich never opened, and raise)."""
+    from rich.markup import escape
+
+    return escape(_line(text))
 
 
 class Mode(str, enum.Enum):
@@ -50,7 +84,7 @@ def note(message: str) -> None:
         return
     out = _stream or sys.stderr
     stamp = "" if current is Mode.TERMINAL else time.strftime("%H:%M:%S ")
-    out.write(f"{stamp}{message}\n")
+    out.write(f"{stamp}{_line(message)}\n")
     out.flush()
 
 
@@ -68,7 +102,7 @@ def step(message: str) -> Iterator[None]:
     if current is Mode.TERMINAL:
         if _bar:  # one live display at a time: the bar shows the step in its description
             bar, task, label = _bar[-1]
-            bar.update(task, description=f"{label} · {message}")
+            bar.update(task, description=f"{label} · {_unmarked(message)}")
             try:
                 yield
             finally:
@@ -76,7 +110,7 @@ def step(message: str) -> Iterator[None]:
             return
         from rich.console import Console
 
-        with Console(stderr=True).status(message):
+        with Console(stderr=True).status(_unmarked(message)):
             yield
         return
     start = time.monotonic()
@@ -136,18 +170,18 @@ def _terminal_bar(label: str, total: int) -> Iterator[Callable[[str, int], None]
         outer, task, base = _bar[-1]
 
         def inner(text: str, done: int) -> None:
-            outer.update(task, description=f"{base} · {text}")
+            outer.update(task, description=f"{base} · {_unmarked(text)}")
 
         yield inner
         outer.update(task, description=base)
         return
     with Progress(transient=True) as bar:
-        task = bar.add_task(label, total=total)
-        _bar.append((bar, task, label))
+        task = bar.add_task(_unmarked(label), total=total)
+        _bar.append((bar, task, _unmarked(label)))
 
         def advance(text: str, done: int) -> None:
-            _bar[-1] = (bar, task, text)
-            bar.update(task, description=text, advance=done)
+            _bar[-1] = (bar, task, _unmarked(text))
+            bar.update(task, description=_unmarked(text), advance=done)
 
         try:
             yield advance

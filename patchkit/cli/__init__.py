@@ -162,9 +162,12 @@ def configure_logging(args: argparse.Namespace) -> None:
     is imported here, not at the top: a warm run logs nothing and does not pay for it."""
     import logging
 
+    from patchkit.cli.render import log_lines_visible  # (rendering: the full path alone)
+
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING, format="patchkit: %(message)s"
     )
+    log_lines_visible()
 
 
 def _resolve(spec: str) -> Callable[..., Any]:

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 from patchkit.cli.options import add_project, add_sets, add_target, project_of
-from patchkit.cli.render import err_console
+from patchkit.cli.render import err_console, write_out
 from patchkit.cluster import address_from
 from patchkit.matrix.execute import choose
 from patchkit.matrix.markdown import render_markdown
@@ -58,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         args.out.write_text(text)
     else:
-        sys.stdout.write(text)
+        write_out(text)
     run = result.run
     err_console.print(
         f"{result.target}: {len(result.rows)} patches x {len(result.releases)} releases; "

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from patchkit.outcome import Outcome, PatchResult
+from patchkit.progress import visible
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -23,24 +24,6 @@ if TYPE_CHECKING:
 # The style tags patchkit's own messages use ("[red]error:[/]"); rich's markup otherwise.
 _STYLE = r"(?:bold|dim|italic|red|green|yellow|blue|cyan|magenta)"
 _MARKUP = re.compile(rf"(?<!\\)\[(?:/|/?{_STYLE}(?: {_STYLE})*)\]")
-
-
-# What a terminal acts on instead of showing: C0 and C1 controls but line breaks and tabs (ESC
-# starts colours, titles, cursor moves; CR writes over the line), and the invisible format
-# characters that reorder or hide text (bidi overrides, zero-width ones).
-_HIDDEN = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]"
-)
-_NAMES = {"\0": "NUL", "\r": "CR", "\x1b": "ESC", "\x7f": "DEL"}
-
-
-def visible(text: str) -> str:
-    """``text`` with every character a terminal would act on rather than show named instead
-    (``<ESC>``, ``<CR>``, ``<U+202E>``): a file name, a title or a tool's answer from input
-    never colours, moves or rewrites what patchkit prints."""
-    if not _HIDDEN.search(text):
-        return text
-    return _HIDDEN.sub(lambda m: f"<{_NAMES.get(m[0], f'U+{ord(m[0]):04X}')}>", text)
 
 
 def literal(text: str) -> str:
@@ -157,6 +140,35 @@ _STATE_STYLE = {  # by ``PatchState`` value: rendering needs no status engine (p
     "pending": "red",
     "absorbed": "blue",
 }
+
+
+def write_out(data: str | bytes) -> None:
+    """Output made for a script (a diff, a page) written to stdout as it is; on a terminal,
+    where a person reads it, with every character the terminal would act on named
+    (:func:`visible`): a diff's upstream lines or a name in a page never drive the terminal."""
+    if console.is_terminal:
+        text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+        sys.stdout.write(visible(text))
+    elif isinstance(data, bytes):
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+    else:
+        sys.stdout.write(data)
+
+
+def log_lines_visible() -> None:
+    """Every log line (``patchkit: ...`` on stderr) through :func:`visible`, its line breaks
+    named too: a logged path or version from input never drives the terminal nor forges a
+    line of the log."""
+    import logging  # (the full path alone logs: a warm run does without it)
+
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_visible_record)
+
+
+def _visible_record(record: Any) -> bool:
+    record.msg, record.args = visible(record.getMessage()).replace("\n", "<LF>"), None
+    return True
 
 
 def print_json(data: Any) -> None:

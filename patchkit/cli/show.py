@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from patchkit.cli.options import add_project, add_sets, add_target, project_of
-from patchkit.cli.render import console
+from patchkit.cli.render import console, write_out
 from patchkit.ops.show import patch_releases, show_patch
 
 
@@ -33,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     diff = show_patch(
         project=project_of(args), patch_id=args.patch, target=args.target, checkout=args.checkout
     )
-    sys.stdout.buffer.write(diff)
+    write_out(diff)
     return 0
 
 

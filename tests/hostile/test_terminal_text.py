@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from patchkit.cli import main
-from patchkit.cli.render import Out, visible
+from patchkit.cli.render import Out
+from patchkit.progress import visible
 from testing.builders import Scenario
 from testing.fake_gh import fake_gh
 from tests.hostile.common import run
