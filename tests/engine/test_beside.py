@@ -55,6 +55,7 @@ def test_lines_inserted_under_a_renamed_constant_keep_their_place(tmp_path: Path
         ("os.chmod(path, MODE_RW", "os.lchmod(path, MODE_RW"),  # a renamed callee
         ("os.chmod(path, MODE_RW & ~umask)", "os.chmod(path, MODE_RW & ~umask & MODE_RW)"),
     ],
+    ids=["a-name-added", "a-renamed-callee", "a-name-repeated"],
 )
 def test_lines_inserted_beside_another_rewrite_stay_a_conflict(
     tmp_path: Path, old: str, new: str
@@ -143,4 +144,77 @@ def test_a_block_inserted_above_a_reshaped_call_naming_what_moved_stays_a_confli
     call, then assigned its result): the two are not apart."""
     patched = CHECKED.replace("allowed(worker, id)", "allowed(worker, ep)")
     report, text = ported(tmp_path, "p.c", PROCESS, patched, RESHAPED)
+    assert report.outcome is Outcome.CONFLICT, (report.result.placements, text)
+
+
+CONFIGURE = dedent(
+    """
+    AC_PREREQ([2.63])
+
+    define([scm_r], esyscmd([sh -c "git rev-parse --short=7 HEAD"]))
+    define([ver_major], 1)
+    define([ver_minor], 3)
+    define([ts], esyscmd([sh -c "date +%Y%m%d%H%M%S"]))
+    define([revcount], esyscmd([git rev-list HEAD | wc -l]))
+
+    # This is the API version (see libtool library versioning)
+    # current:rev:age
+    define([libucx_so_version], 0:0:0)
+    """
+)
+PATCH_VERSION = CONFIGURE.replace(
+    "define([ver_minor], 3)\n", "define([ver_minor], 3)\ndefine([ver_patch], 0)\n"
+).replace("define([revcount], esyscmd([git rev-list HEAD | wc -l]))\n", "")
+
+
+def test_a_line_inserted_under_a_new_version_number_keeps_its_place(tmp_path: Path) -> None:
+    """A file without a grammar: upstream's minor version is 2, the patch adds the patch
+    version right under it. Upstream's line gives another number, the patch's lines name
+    nothing it holds, and the base's own lines bound upstream's line above: placed by the
+    intact trailing side (openucx 7a0decce8c's shape)."""
+    upstream = CONFIGURE.replace("[ver_minor], 3", "[ver_minor], 2")
+    report, text = ported(tmp_path, "configure.ac", CONFIGURE, PATCH_VERSION, upstream)
+    assert report.outcome is Outcome.CARRIED, report.result.details
+    assert text == PATCH_VERSION.replace("[ver_minor], 3", "[ver_minor], 2")
+    assert [m.rule for m in report.result.placements] == [Rule.ONE_SIDE]
+
+
+@pytest.mark.parametrize(
+    ("patched", "upstream"),
+    [
+        # the inserted line reads the name whose value upstream changed
+        (
+            PATCH_VERSION.replace("[ver_patch], 0", "[ver_patch], ver_minor"),
+            CONFIGURE.replace("[ver_minor], 3", "[ver_minor], 2"),
+        ),
+        # upstream added a line beside the rewritten one: above or below it is a guess
+        (
+            PATCH_VERSION,
+            CONFIGURE.replace("[ver_minor], 3)\n", "[ver_minor], 2)\ndefine([ver_rc], 1)\n"),
+        ),
+        # the patch rewrote the line beside upstream's, not only inserted one
+        (
+            PATCH_VERSION.replace("define([ts]", "define([stamp]"),
+            CONFIGURE.replace("[ver_minor], 3", "[ver_minor], 2"),
+        ),
+    ],
+    ids=["reads-the-name", "a-line-added-beside", "rewrites-the-line-beside"],
+)
+def test_lines_beside_a_new_version_number_refuse_without_a_grammar(
+    tmp_path: Path, patched: str, upstream: str
+) -> None:
+    report, text = ported(tmp_path, "configure.ac", CONFIGURE, patched, upstream)
+    assert report.outcome is Outcome.CONFLICT, (report.result.placements, text)
+
+
+def test_a_line_inserted_under_a_call_given_another_value_reading_its_receiver_refuses(
+    tmp_path: Path,
+) -> None:
+    """``items.pop(0)`` became ``items.pop(1)``: the patch's line under it reads ``items``,
+    which the call changes; not apart."""
+    base = "def take(items):\n    head = items.pop(0)\n    size = 1\n    return head\n"
+    patched = base.replace("    size", "    rest = len(items)\n    size")
+    patched = patched.replace("return head", "return head, rest")
+    upstream = base.replace("pop(0)", "pop(1)")
+    report, text = ported(tmp_path, "m.py", base, patched, upstream)
     assert report.outcome is Outcome.CONFLICT, (report.result.placements, text)

@@ -202,3 +202,65 @@ def test_an_inserted_blank_line_beside_rewritten_lines_never_crashes(tmp_path: P
     report, text = ported(tmp_path, "notes.txt", base, patched, upstream)
     assert report.outcome is Outcome.CONFLICT
     assert text == upstream
+
+
+PKG = dedent(
+    """
+    Name: pkg
+    Version: @VERSION@
+
+    License: BSD
+    URL: http://example.org
+    Source: http://example.org/archive/v@VERSION@.tar.gz
+
+    ExclusiveArch: aarch64 ppc64le x86_64
+
+    BuildRequires: numactl-devel
+    BuildRequires: automake autoconf libtool
+    """
+)
+BUILDROOT = PKG.replace(
+    "tar.gz\n\n", "tar.gz\n\nBuildRoot: %(mktemp -ud %{_tmppath}/%{name}-XXXXXX)\n\n"
+)
+MOVED = PKG.replace("archive/v@VERSION@", "releases/download/v@VERSION@/pkg-@VERSION@").replace(
+    "ExclusiveArch", "# only these architectures\nExclusiveArch"
+)
+
+
+def test_a_paragraph_of_its_own_stays_between_the_same_two_paragraphs(tmp_path: Path) -> None:
+    """Upstream rewrote the line above the new paragraph and put a comment above the line
+    below it: the block was a paragraph of its own (blank lines either side), so it goes
+    between the same two paragraphs here, before upstream's comment (openucx 9656f369b7)."""
+    report, text = ported(tmp_path, "pkg.spec.in", PKG, BUILDROOT, MOVED)
+    assert report.outcome is Outcome.CARRIED, report.result.details
+    assert text == MOVED.replace(
+        "tar.gz\n\n", "tar.gz\n\nBuildRoot: %(mktemp -ud %{_tmppath}/%{name}-XXXXXX)\n\n"
+    )
+    (mark,) = report.result.placements
+    assert mark.rule is Rule.PARAGRAPH
+    assert "between them" in mark.note
+
+
+def test_a_paragraph_of_its_own_refuses_when_upstream_put_a_paragraph_between(
+    tmp_path: Path,
+) -> None:
+    """Upstream put a paragraph of its own between the two: before or after it is a guess."""
+    upstream = MOVED.replace("# only", "Requires: libfoo\n\n# only")
+    report, text = ported(tmp_path, "pkg.spec.in", PKG, BUILDROOT, upstream)
+    assert report.outcome is Outcome.CONFLICT, (report.result.placements, text)
+
+
+def test_a_paragraph_of_its_own_refuses_where_the_paragraphs_now_touch(tmp_path: Path) -> None:
+    """Upstream joined the two paragraphs (no blank line between them): no place is a
+    paragraph of its own any more."""
+    upstream = MOVED.replace("tar.gz\n\n# only", "tar.gz\n# only")
+    report, text = ported(tmp_path, "pkg.spec.in", PKG, BUILDROOT, upstream)
+    assert report.outcome is Outcome.CONFLICT, (report.result.placements, text)
+
+
+def test_a_paragraph_of_its_own_needs_each_neighbour_once_in_the_file(tmp_path: Path) -> None:
+    """The paragraph below's only line stands twice here: which pair of paragraphs is the
+    block's cannot be told."""
+    upstream = MOVED + "\nExclusiveArch: aarch64 ppc64le x86_64\n"
+    report, text = ported(tmp_path, "pkg.spec.in", PKG, BUILDROOT, upstream)
+    assert report.outcome is Outcome.CONFLICT, (report.result.placements, text)

@@ -12,13 +12,17 @@ is the same code written again, in one of two ways:
   ``DEFAULT_PERM & ~umask``);
 - reshaped: the same names, numbers and strings, only their order and punctuation changed
   (``GET_EP(&ep, worker, ...)`` became ``ep = GET_EP(worker, ...)``);
+- revalued: the same tokens, but numbers or strings given in place of others
+  (``define([ucx_ver_minor], 3)`` became ``..., 2)``: a version);
 
 and the lines the patch changes (added or removed) name none of the names upstream's rewrite
-moved or renamed. A rewrite that adds or drops anything (``sort()`` became
-``sort(reverse=True)``, ``pop(0)`` became ``pop(1)``), a renamed callee or member, a rewrite
-the lines around it do not bound, or a patch's line naming what upstream moved: not apart.
-Text is read as tokens (names, numbers, strings, single marks), so no grammar is needed here;
-placement asks only where the grammar found the two in one scope.
+renamed or moved, nor, for new values, any name the rewritten lines hold but those they call
+(``items.pop(0)`` became ``items.pop(1)``: a patch's line reading ``items`` is not apart). A
+rewrite that adds or drops anything (``sort()`` became ``sort(reverse=True)``), a renamed
+callee or member, a rewrite the lines around it do not bound: not apart. Text is read as
+tokens (names, numbers, strings, single marks), so no grammar is needed here: placement asks
+where the grammar found the two in one scope, and, in a file without one, where the rewrite
+is bounded by the base's own lines on its far side (both sides of the hunk then anchor it).
 """
 
 from __future__ import annotations
@@ -115,6 +119,21 @@ def _reshaped(was: list[bytes], now: list[bytes]) -> set[bytes] | None:
     return moved
 
 
+def _literal(token: bytes) -> bool:
+    return token[:1] in (b'"', b"'") or token[:1].isdigit()
+
+
+def _revalued(was: list[bytes], now: list[bytes]) -> set[bytes] | None:
+    """Every name a rewrite holds but those it calls, when it only gave other numbers or
+    strings (a version bumped): what it does to them may have changed; else None."""
+    if len(was) != len(now):
+        return None
+    pairs = [(a, b) for a, b in zip(was, now, strict=True) if a != b]
+    if not pairs or not all(_literal(a) and _literal(b) for a, b in pairs):
+        return None
+    return {t for i, t in enumerate(was) if _is_name(t) and was[i + 1 : i + 2] != [b"("]}
+
+
 def inserted_apart(
     base: Sequence[bytes],
     target: Sequence[bytes],
@@ -134,6 +153,8 @@ def inserted_apart(
     moved = _renamed(was, now, target)
     if moved is None:
         moved = _reshaped(was, now)
+    if moved is None:
+        moved = _revalued(was, now)
     if moved is None:
         return False
     named = {t for kind, line in hunk.ops if kind != " " for t in _tokens([line]) if _is_name(t)}

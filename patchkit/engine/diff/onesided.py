@@ -11,12 +11,15 @@ once in the file. The place is taken only when the evidence holds without the dr
 - a hunk that only inserts needs a grammar, and its intact side must open (close) a scope
   both at base and here: a new function goes before the next one or after the previous one;
 - with a grammar, the place sits in the scope path the hunk had at base, and that scope has
-  no look-alike twin here; without one, the intact side must be a file end;
+  no look-alike twin here; without one, the intact side must be a file end, or the change
+  right beside the dropped side only inserts lines apart from upstream's rewrite there,
+  which the base's own lines bound on its far side (:mod:`patchkit.engine.diff.beside`);
 - the nearest definition on the dropped side at base is still on that side here (hunk order:
   a new function never lands on the other side of a neighbour upstream moved);
 - the lines the hunk changes do not sit right beside a dropped line of their own scope: upstream
   rewrote the statement next to them (``items.sort()`` became ``items.sort(reverse=True)``
-  above ``return items[0]``), which a merge of two statements must judge, not this rule.
+  above ``return items[0]``), which a merge of two statements must judge, not this rule,
+  unless the change there only inserts lines apart from that rewrite (``beside``).
 
 A hunk that appended a paragraph of its own at the end of the file (a new test, a new task)
 goes at the end here too, after what upstream appended there, when it belongs to what it
@@ -142,32 +145,41 @@ def _holds(placer: Placer, trial: _Try) -> bool:
     if not removes and not (_edge(base, trial, trial.base_at) and _edge(target, trial, trial.at)):
         return False
     if target.tree is None:
-        return end and removes
+        return removes and (end or _apart(base, target, trial))
     if removes and _beside_rewrite(base, target, trial):
         return False
     return _scoped(base, target, trial) and _in_order(base, target, trial)
 
 
+def _beside_rows(trial: _Try) -> tuple[int, int, int] | None:
+    """(the hunk's first or last old line at base, the dropped line beside it at base, where
+    that dropped side starts here) when the change sits right beside the dropped side; None
+    when intact context lines stand between the change and what upstream rewrote."""
+    hunk = trial.hunk
+    if trial.lead_kept:
+        changed = trial.base_at + len(hunk.old) - 1
+        return None if hunk.trail else (changed, changed + 1, trial.at + len(hunk.old))
+    return None if hunk.lead else (trial.base_at, trial.base_at - 1, trial.at)
+
+
+def _apart(base: FileView, target: FileView, trial: _Try) -> bool:
+    """The change right beside the dropped side only inserts lines apart from upstream's
+    rewrite there (:mod:`patchkit.engine.diff.beside`)."""
+    edge = _beside_rows(trial)
+    if edge is None:
+        return False
+    rows = (edge[1] if trial.lead_kept else edge[0], edge[2])
+    return inserted_apart(base.lines, target.lines, trial.hunk, rows, trial.lead_kept)
+
+
 def _beside_rewrite(base: FileView, target: FileView, trial: _Try) -> bool:
     """The hunk's first (leading side dropped) or last (trailing side dropped) changed line
     sits right beside a dropped line, in the same scope at base, and is not lines inserted
-    apart from upstream's rewrite there (:mod:`patchkit.engine.diff.beside`)."""
-    hunk, tree = trial.hunk, base.tree
-    if tree is None:
+    apart from upstream's rewrite there."""
+    edge, tree = _beside_rows(trial), base.tree
+    if edge is None or tree is None or tree.scope_path(edge[0]) != tree.scope_path(edge[1]):
         return False
-    if trial.lead_kept:
-        if hunk.trail:
-            return False  # intact context lines stand between the change and what upstream rewrote
-        changed = trial.base_at + len(hunk.old) - 1
-        dropped, rows = changed + 1, (changed + 1, trial.at + len(hunk.old))
-    else:
-        if hunk.lead:
-            return False
-        changed, dropped = trial.base_at, trial.base_at - 1
-        rows = (trial.base_at, trial.at)
-    if tree.scope_path(changed) != tree.scope_path(dropped):
-        return False
-    return not inserted_apart(base.lines, target.lines, hunk, rows, trial.lead_kept)
+    return not _apart(base, target, trial)
 
 
 def _indent(line: bytes) -> int:

@@ -170,6 +170,52 @@ def _closing(placer: Placer, plan: Plan) -> tuple[bool, int] | None:
     return None if _blank(above) or _indent(above) < depth else (False, rows[0])
 
 
+def _blank_run(lines: Sequence[bytes]) -> int:
+    """How many blank lines ``lines`` start with."""
+    return next((i for i, line in enumerate(lines) if not _blank(line)), len(lines))
+
+
+def _anchor(target: FileView, lines: Sequence[bytes]) -> int | None:
+    """Where the first of ``lines`` (the hunk's context lines beside the block, nearest it
+    first) of the paragraph next to the block that says something and occurs here stands,
+    when it occurs once; else None."""
+    for line in lines:
+        if _blank(line):
+            return None  # past the paragraph's edge
+        spots = target.find([line]) if weight(line) else []
+        if len(spots) == 1:
+            return spots[0]
+        if spots:
+            return None  # the nearest telling line is not one place: no anchor
+    return None
+
+
+def _own_paragraph(placer: Placer, plan: Plan) -> tuple[int, int] | None:
+    """A block that was a paragraph of its own at base (blank lines between it and the
+    paragraphs either side), where upstream rewrote lines in those paragraphs: it goes
+    between the same two paragraphs here, found by a line of each the hunk's context holds
+    once in the file, when one run of as many blank lines separates them here as at base.
+    (How many blank lines of that run stay above it, where the run starts here.)"""
+    hunk, target = plan.hunk, placer.target
+    lead, trail, added = hunk.old[: hunk.lead], hunk.old[hunk.lead :], hunk.added
+    above, below = _blank_run(lead[::-1]), _blank_run(trail)
+    if not (above or _blank(added[0])) or not (below or _blank(added[-1])):
+        return None  # joined to a paragraph on one side: the rules above decide
+    if above == len(lead) or below == len(trail) or all(_blank(line) for line in added):
+        return None
+    top = _anchor(target, lead[: len(lead) - above][::-1])
+    bottom = _anchor(target, trail[below:])
+    if top is None or bottom is None or not 0 < bottom - top <= len(hunk.old) + _BETWEEN:
+        return None
+    gap = target.lines[top + 1 : bottom]
+    kinds = [_blank(line) for line in gap]
+    runs = sum(1 for i, k in enumerate(kinds) if k and (i == 0 or not kinds[i - 1]))
+    if runs != 1 or kinds.count(True) != above + below:
+        return None
+    start = top + 1 + kinds.index(True)
+    return (above, start) if in_scope(placer, plan, start + above) else None
+
+
 def place_in_paragraph(placer: Placer, plan: Plan) -> bool:
     """Place an inserted block by the paragraphs around it, where upstream inserted lines
     at the same point or rewrote the line it stuck to; True when placed (the plan holds the
@@ -184,7 +230,7 @@ def place_in_paragraph(placer: Placer, plan: Plan) -> bool:
     if found is None:
         found = closing = _closing(placer, plan)
     if found is None:
-        return False
+        return _between_paragraphs(placer, plan)
     keep_lead, spot = found
     rest = hunk.trail - 1 if closing else 0  # closing: only the line it goes before is kept
     plan.hunk = trimmed(hunk, 0, hunk.trail) if keep_lead else trimmed(hunk, hunk.lead, rest)
@@ -195,4 +241,19 @@ def place_in_paragraph(placer: Placer, plan: Plan) -> bool:
     why = "inserted lines at the same point" if between else "rewrote the lines beside it"
     how = "before the line that ends its indented block" if closing else "by paragraphs"
     plan.note = f"upstream {why}: kept beside its {side} side, {how}"
+    return True
+
+
+def _between_paragraphs(placer: Placer, plan: Plan) -> bool:
+    """Place a block that was a paragraph of its own between the same two paragraphs here
+    (``_own_paragraph``); True when placed (the plan holds its inserted lines alone)."""
+    found = _own_paragraph(placer, plan)
+    if found is None or plan.base_at is None:
+        return False
+    above, start = found
+    hunk = plan.hunk
+    plan.hunk = trimmed(hunk, hunk.lead, hunk.trail)
+    plan.spots, plan.base_at = [start + above], plan.base_at + hunk.lead
+    plan.rule, plan.state = Rule.PARAGRAPH, PlanState.APPLY
+    plan.note = "upstream rewrote lines of the paragraphs either side: kept between them"
     return True
