@@ -144,13 +144,16 @@ def run_diff(
     finder: Finder | None = None,
 ) -> PatchResult:
     from patchkit.engine.diff.apply import apply_file  # for diffs only
+    from patchkit.engine.diff.links import apply_link
     from patchkit.engine.diff.result import FileResult, combine
 
     parsed = file_patches(meta)
     _refuse_files_under_files(meta, parsed, read)
     label = f"patch {meta.id}"
     results: list[FileResult] = [
-        apply_file(fp, read, blobs.read, blobs.merge, label, explain=explain, finder=finder)
+        apply_link(fp, read)
+        if fp.link
+        else apply_file(fp, read, blobs.read, blobs.merge, label, explain=explain, finder=finder)
         for fp in parsed
     ]
     return combine(meta.id, results)

@@ -95,7 +95,7 @@ def _port(
     refreshed = None
     if outcome.writes:
         _check_clean(tree, paths, allow_dirty)
-        writes = [Write(c.path, c.content, c.mode) for c in _with_renames(result)]
+        writes = [Write(c.path, c.content, _mode(tree, c)) for c in _with_renames(result)]
         if outcome is Outcome.PARTLY_UPSTREAMED:
             refreshed = _still_needed(tree, result)
         commit(tree, store, writes, KEEP, command="port")
@@ -161,6 +161,11 @@ def _outcome(
     result: PatchResult, tree: Tree, base_files: dict[str, bytes], paths: list[str]
 ) -> Outcome:
     return result.outcome.since_base(lambda: all(tree.read(p) == base_files.get(p) for p in paths))
+
+
+def _mode(tree: Tree, change: FileChange) -> int | None:
+    """A renamed file keeps the mode (and kind: a link) of the file it moves, as in a series."""
+    return change.mode or (tree.mode(change.old_path) if change.old_path else None)
 
 
 def _with_renames(result: PatchResult) -> list[FileChange]:

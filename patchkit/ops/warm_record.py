@@ -40,6 +40,7 @@ from patchkit.verification.records import records_path
 from patchkit.workspace import replay
 from patchkit.workspace.installed import InstalledTree
 from patchkit.workspace.journal import Entry, Write, file_entry, journal_path, journal_text
+from patchkit.workspace.links import LINK
 from patchkit.workspace.mounts import stat_is_fresh
 from patchkit.workspace.replay import Record
 from patchkit.workspace.state import StateStore
@@ -226,6 +227,8 @@ def _written(
         sha = replay.digest(write.content)
         if write.path not in trace.read or write.path not in trace.modes:
             return None  # (its original, or its mode, is not known)
+        if LINK in (write.mode, trace.modes[write.path]):
+            return None  # a symbolic link: written by the full path alone (``places``)
         if replay.digest(replay.read(place)) != sha:
             return None
         size = len(write.content) if write.content is not None else 0

@@ -16,6 +16,7 @@ from typing import ClassVar
 from patchkit.errors import TreeError, UnsafePathError, shown
 from patchkit.fileio import OPEN_FLAGS, read_fd
 from patchkit.trust.paths import Fence, names_git_dir
+from patchkit.workspace.links import LINK, read_target, write_link
 from patchkit.workspace.mounts import stat_is_fresh
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # an open that refuses a symlink as its last part
@@ -104,9 +105,9 @@ class Tree:
             raise UnsafePathError(f"{repo_path} is not part of the {self.kind} tree at {self.root}")
         if names_git_dir(mapped):
             raise UnsafePathError(f"{repo_path}: is inside .git; patches never touch it")
-        return Path(self._fence().place(mapped, shown_as=repo_path))
+        return Path(self.fence().place(mapped, shown_as=repo_path))
 
-    def _fence(self) -> Fence:
+    def fence(self) -> Fence:
         """The root and what its files never resolve into: its git directories and patchkit's
         state (made once per tree; each directory resolved once)."""
         if self._fenced_root is None:
@@ -136,7 +137,8 @@ class Tree:
         return self.mapper(repo_path) is not None
 
     def read(self, repo_path: str) -> bytes | None:
-        """The file's bytes (None: no file there); a symlink is refused, by the open itself."""
+        """The file's bytes (None: no file there); a symlink's target, as git keeps it (read,
+        never followed; one that leads out of the tree is refused: ``links``)."""
         if not _NOFOLLOW:  # pragma: no cover (no O_NOFOLLOW: look first)
             self.disk_path(repo_path)
         path = self.place(repo_path)
@@ -145,7 +147,9 @@ class Tree:
         except (FileNotFoundError, NotADirectoryError):
             return None  # (a parent that is a file: nothing lives here; writing it is refused)
         except OSError as exc:
-            self.disk_path(repo_path)  # a link (ELOOP) or a name too long: refused as unsafe
+            if os.path.islink(path):  # (ELOOP: the open refused to follow it)
+                return self.link_target(repo_path)
+            self.disk_path(repo_path)  # a name too long: refused as unsafe
             raise TreeError(f"{path}: cannot be read: {exc.strerror or exc}") from None
         try:
             return read_fd(fd)
@@ -153,6 +157,14 @@ class Tree:
             raise TreeError(f"{path} is a directory; a patch expects a file there") from None
         except OSError as exc:
             raise TreeError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+
+    def link_target(self, repo_path: str) -> bytes:
+        """The target of the symlink at ``repo_path`` (its content, as git keeps it), refused
+        when it is one patchkit would not write (``links``)."""
+        try:
+            return read_target(self.fence(), str(self.place(repo_path)), repo_path)
+        except OSError as exc:  # no longer a link (swapped meanwhile), or unreadable
+            raise TreeError(f"{repo_path}: cannot be read: {exc.strerror or exc}") from None
 
     def files_under(self, directory: str) -> list[str]:
         """Repository paths of the regular files under ``directory`` ("" for the whole tree),
@@ -183,7 +195,8 @@ class Tree:
         except OSError:
             st = self.disk_path(repo_path).stat()  # refuses what cannot be a file, or says why
         if stat.S_ISLNK(st.st_mode):
-            self.disk_path(repo_path)  # refused: a symlink
+            self.link_target(repo_path)  # refused when it leads out of the tree
+            return LINK
         return 0o100755 if st.st_mode & stat.S_IXUSR else 0o100644
 
 
@@ -215,7 +228,11 @@ def checkout_tree(path: Path, target: str) -> Tree:
 
 def write_file(path: Path, content: bytes, mode: int | None) -> None:
     """Write atomically: a sibling temporary file, then rename over the target. ``mode`` None
-    keeps the mode of the file replaced (a new file gets the default the umask leaves)."""
+    keeps the mode of the file replaced (a new file gets the default the umask leaves); mode
+    120000 makes a symlink to ``content`` (its target: callers check it, ``links``)."""
+    if mode == LINK:
+        write_link(path, content)
+        return
     tmp = os.path.join(os.path.dirname(path), f".{path.name}.patchkit-tmp")
     fd = _create(tmp, path)
     try:

@@ -13,9 +13,6 @@ since by someone else (content or mode) is kept as they left it and reported, ne
 
 from __future__ import annotations
 
-import errno
-import os
-import stat
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -28,6 +25,8 @@ from patchkit.workspace.journal import (
     mode_changed_since,
     save_journal,
 )
+from patchkit.workspace.links import LINK
+from patchkit.workspace.places import check_places
 from patchkit.workspace.replay_txn import replace_whole
 from patchkit.workspace.state import State, StateStore
 from patchkit.workspace.tree import Tree, remove_file, write_file
@@ -92,40 +91,14 @@ def _written(tree: Tree, paths: list[str]) -> None:
 
 
 def _put_back(tree: Tree, path: str, content: bytes | None, mode: int | None) -> None:
-    target = tree.disk_path(path)
+    """Write or remove one file; a link is removed or replaced itself, never written through
+    (``places`` checked every write before the first)."""
     if content is None:
-        remove_file(target, tree.root)
+        remove_file(tree.place(path), tree.root)
+    elif mode == LINK:
+        write_file(tree.place(path), content, mode)
     else:
-        write_file(target, content, mode)
-
-
-def _check_places(tree: Tree, writes: list[Write]) -> None:
-    """Refuse, before anything is written, a file whose directory would have to be a file."""
-    targets = {w.path: str(tree.place(w.path)) for w in writes if w.content is not None}
-    created = set(targets.values())
-    root = str(tree.real(tree.root))
-    checked: set[str] = set()  # directories looked at, and so every one above them
-    for path, target in targets.items():
-        parent = os.path.dirname(target)
-        while parent not in checked and parent.startswith(root + os.sep):
-            checked.add(parent)
-            if parent in created or _not_a_directory(parent):
-                raise TreeError(
-                    f"{path}: cannot be written in {tree.root}, because "
-                    f"{os.path.relpath(parent, root)} is a file",
-                    hint="the patch adds a file under the path of an existing file; fix the patch",
-                )
-            parent = os.path.dirname(parent)
-
-
-def _not_a_directory(path: str) -> bool:
-    """Something that is not a directory is there (a missing one is made when written)."""
-    try:
-        return not stat.S_ISDIR(os.stat(path).st_mode)
-    except OSError as exc:
-        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
-            return False
-        raise
+        write_file(tree.disk_path(path), content, mode)
 
 
 def commit(
@@ -146,7 +119,7 @@ def commit(
     ``then``: run once every file is written, before the write counts (``record`` saves the
     checkout's state with the project's files); if it raises, every file is put back."""
     writes = list(writes)
-    _check_places(tree, writes)
+    check_places(tree, writes)
     before = {w.path: (tree.read(w.path), tree.mode(w.path)) for w in writes}
     _check_unchanged(tree, before, expected or {}, command)
     save_journal(tree, store, writes, before, command)

@@ -3,8 +3,10 @@
 Here: the values (:class:`FilePatch`, :class:`Hunk`) and the reading of each file's headers.
 Lines are kept as bytes with their own line endings, so CRLF files round-trip. Every path passes
 :func:`patchkit.engine.diff.paths.safe_relpath` before anything reads it, and modes git never
-writes are refused; a hunk's lines are read by :mod:`patchkit.engine.diff.hunks`. A parsed diff is
-remembered by its content, so the several readers of one patch in a run parse it once.
+writes are refused (``check``: a symbolic link's target passes the policy of
+:mod:`patchkit.workspace.links`); a hunk's lines are read by :mod:`patchkit.engine.diff.hunks`. A
+parsed diff is remembered by its content, so the several readers of one patch in a run parse it
+once.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from patchkit.engine.diff.check import check_modes
+from patchkit.engine.diff.check import check_link, check_modes
 from patchkit.engine.diff.hunks import read_body, scan
 from patchkit.engine.diff.paths import ENCODING, safe_relpath, unquote
 from patchkit.errors import MalformedPatch, UnsupportedChange, shown
+from patchkit.workspace.links import LINK
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*?)\r?\n?$", re.DOTALL)
 _INDEX = re.compile(rb"^index ([0-9a-fA-F]+)\.\.([0-9a-fA-F]+)(?: +(\S+))?\s*$")
@@ -62,6 +65,11 @@ class FilePatch:
     @property
     def path(self) -> str:
         return self.new_path or self.old_path or ""
+
+    @property
+    def link(self) -> bool:
+        """A symbolic link's part (mode 120000 on either side): applied whole (``links``)."""
+        return LINK in (self.old_mode, self.new_mode)
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -384,4 +392,6 @@ class _Parser:
             binary=current.binary,
         )
         check_modes(fp.path, (fp.old_mode, fp.new_mode), self.source)
+        sides = [(h.old, h.new) for h in fp.hunks]
+        check_link(fp.path, fp.new_path, (fp.old_mode, fp.new_mode), sides, self.source)
         self.files.append(fp)

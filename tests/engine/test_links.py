@@ -1,0 +1,101 @@
+"""Diffs that create, retarget, rename or delete a symbolic link inside the tree are applied as
+``git apply`` applies them (``port``, and ``apply``/``reset``/``status`` of a patch set), and
+a link whose target upstream changed is a conflict, never a merge."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from patchkit.cli import main
+from patchkit.ops.port import port
+from patchkit.outcome import Outcome
+from testing.builders import Scenario, Upstream, diff_staged, run_git, snapshot
+
+FILES = {"docs/a.txt": "a\n", "docs/b.txt": "b\n", "src/main.c": "int main;\n"}
+
+
+def _upstream(tmp_path: Path) -> Upstream:
+    up = Upstream(tmp_path / "up")
+    up.write(FILES)
+    os.symlink("a.txt", up.path / "docs" / "current")  # retargeted by the diff
+    os.symlink("../docs/a.txt", up.path / "src" / "old")  # deleted by the diff
+    os.symlink("b.txt", up.path / "docs" / "moving")  # renamed by the diff
+    up.commit({}, "base")
+    return up
+
+
+def _edit(root: Path) -> None:
+    os.symlink("../docs/b.txt", root / "src" / "new")
+    (root / "docs" / "current").unlink()
+    os.symlink("b.txt", root / "docs" / "current")
+    (root / "src" / "old").unlink()
+    os.rename(root / "docs" / "moving", root / "docs" / "moved")
+    (root / "src" / "main.c").write_text("int main(void);\n")
+
+
+def _git_apply(up: Upstream, diff: bytes, tmp_path: Path) -> dict[str, tuple[bytes, int]]:
+    """The tree as ``git apply`` leaves a copy of ``up``."""
+    copy = tmp_path / "git-apply"
+    shutil.copytree(up.path, copy, symlinks=True)
+    run_git(copy, "apply", input=diff)
+    return snapshot(copy)
+
+
+def test_links_made_retargeted_renamed_and_deleted_as_git_apply_makes_them(tmp_path: Path) -> None:
+    up = _upstream(tmp_path)
+    diff = diff_staged(up, _edit)
+    assert b"new file mode 120000" in diff and b"deleted file mode 120000" in diff
+    expected = _git_apply(up, diff, tmp_path)
+    patch = tmp_path / "links.patch"
+    patch.write_bytes(diff)
+    report = port(patch_file=patch, base_commit=up.head(), checkout=up.path)
+    assert report.outcome is Outcome.APPLIED
+    assert snapshot(up.path) == expected
+    assert os.readlink(up.path / "src" / "new") == "../docs/b.txt"
+    assert os.readlink(up.path / "docs" / "moved") == "b.txt"
+    assert run_git(up.path, "status", "--porcelain") != b""  # (the changes are in the tree)
+    again = port(patch_file=patch, base_commit=up.head(), checkout=up.path)
+    assert again.written == () and snapshot(up.path) == expected  # (the renamed one is gone)
+    part = {d.path: d.reason for d in again.result.details}
+    assert part == {"docs/moved": "docs/moving does not exist in the tree"}
+
+
+def test_a_link_upstream_retargeted_is_a_conflict_naming_both_targets(tmp_path: Path) -> None:
+    up = _upstream(tmp_path)
+    base = up.head()
+    diff = diff_staged(up, _edit)
+    (up.path / "docs" / "current").unlink()
+    os.symlink("../src/main.c", up.path / "docs" / "current")
+    up.commit({}, "upstream retargets the link")
+    before = snapshot(up.path)
+    patch = tmp_path / "links.patch"
+    patch.write_bytes(diff)
+    report = port(patch_file=patch, base_commit=base, checkout=up.path)
+    assert report.outcome is Outcome.CONFLICT
+    detail = next(d for d in report.result.details if d.path == "docs/current")
+    assert "expects a link to 'a.txt'" in detail.reason and "'../src/main.c'" in detail.reason
+    assert snapshot(up.path) == before
+
+
+def test_apply_reset_and_status_of_a_patch_set_that_makes_links(tmp_path: Path) -> None:
+    s = Scenario(tmp_path, {"docs/a.txt": "a\n", "docs/b.txt": "b\n"})
+    os.symlink("a.txt", s.root / "docs" / "current")
+    s.upstream.commit({}, "a link")
+    s.lock_to_head()
+    before = snapshot(s.root)
+
+    def edit(root: Path) -> None:
+        (root / "docs" / "current").unlink()
+        os.symlink("b.txt", root / "docs" / "current")
+        os.symlink("docs/a.txt", root / "top")
+
+    s.project.add_diff("links", diff_staged(s.upstream, edit))
+    where = ["--target", "demo", "--project", str(s.project.path), "--checkout", str(s.root)]
+    assert main(["apply", *where]) == 0
+    assert os.readlink(s.root / "docs" / "current") == "b.txt"
+    assert os.readlink(s.root / "top") == "docs/a.txt"
+    assert s.status() == {"links": "applied"}
+    assert main(["reset", *where]) == 0
+    assert snapshot(s.root) == before
