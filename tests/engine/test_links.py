@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from patchkit.cli import main
+from patchkit.errors import UnsafePathError
 from patchkit.ops.port import port
 from patchkit.outcome import Outcome
 from testing.builders import Scenario, Upstream, diff_staged, run_git, snapshot
@@ -99,3 +103,47 @@ def test_apply_reset_and_status_of_a_patch_set_that_makes_links(tmp_path: Path) 
     assert s.status() == {"links": "applied"}
     assert main(["reset", *where]) == 0
     assert snapshot(s.root) == before
+
+
+@pytest.mark.upstream
+def test_links_on_a_real_vllm_release_as_git_apply_makes_them(
+    real_tree: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """On vLLM's source release: a link made beside its README, one retargeted and one
+    removed, as ``git apply`` leaves a copy; a link out of the tree is refused there."""
+    tree = real_tree("vllm")
+    assert (tree / "README.md").is_file() and (tree / "vllm" / "__init__.py").is_file()
+    os.symlink("../README.md", tree / "docs" / "README.link")
+    os.symlink("../vllm/__init__.py", tree / "docs" / "init.link")
+    run_git(tree, "add", "docs/README.link", "docs/init.link")
+    run_git(tree, "commit", "-q", "-m", "two links")
+    base = run_git(tree, "rev-parse", "HEAD").decode().strip()
+
+    def edit(root: Path) -> None:
+        os.symlink("../README.md", root / "vllm" / "README.link")
+        (root / "docs" / "README.link").unlink()
+        os.symlink("../pyproject.toml", root / "docs" / "README.link")
+        (root / "docs" / "init.link").unlink()
+
+    edit(tree)
+    run_git(tree, "add", "-A", "docs", "vllm/README.link")
+    diff = run_git(tree, "diff", "--cached", "--full-index")
+    run_git(tree, "reset", "-q", "--hard")
+    copy = tmp_path / "git-apply"
+    run_git(tree, "worktree", "add", "-q", "--detach", str(copy), base)
+    run_git(copy, "apply", input=diff)
+    patch = tmp_path / "links.patch"
+    patch.write_bytes(diff)
+    assert port(patch_file=patch, base_commit=base, checkout=tree).outcome is Outcome.APPLIED
+    for name in ("vllm/README.link", "docs/README.link", "docs/init.link"):
+        assert os.path.lexists(tree / name) == os.path.lexists(copy / name)
+        if os.path.lexists(copy / name):
+            assert os.readlink(tree / name) == os.readlink(copy / name)
+    assert run_git(tree, "status", "--porcelain") == run_git(copy, "status", "--porcelain")
+    evil = tmp_path / "evil.patch"
+    evil.write_bytes(diff.replace(b"+../README.md", b"+../../README.md"))
+    run_git(tree, "reset", "-q", "--hard")
+    run_git(tree, "clean", "-qf", "vllm/README.link")
+    with pytest.raises(UnsafePathError, match=r"vllm/README\.link -> '\.\./\.\./README"):
+        port(patch_file=evil, base_commit=base, checkout=tree)
+    assert run_git(tree, "status", "--porcelain") == b""
