@@ -29,6 +29,7 @@ from patchkit.engine.diff.onesided import place_one_sided
 from patchkit.engine.diff.paragraph import place_in_paragraph
 from patchkit.engine.diff.parse import FilePatch, Hunk, split_lines
 from patchkit.engine.diff.placement import Placer, Plan, PlanState, overlapping, place, replacement
+from patchkit.engine.diff.present import carried_rest
 from patchkit.engine.diff.relocate import elsewhere, moved_file, scopes_gone
 from patchkit.engine.diff.result import (
     BlobReader,
@@ -206,6 +207,7 @@ def _placed(job: Job, lines: list[bytes]) -> FileResult:
             or _by_parts(job, placer, parts)
             or follow(job, base, placer.target, again)
             or last_pass(job, placer, _merged)
+            or carried_rest(job, placer, _merged)
             or merged
         )
     return merged
