@@ -18,7 +18,9 @@ from patchkit.upstream.sources import ReleaseStore
 pytestmark = pytest.mark.upstream
 
 PREFILL = "include/flashinfer/attention/prefill.cuh"
-KV_SHARED = b"    constexpr bool kKVShared = !is_fp4_type_v<DTypeKV> && (HEAD_DIM_VO / 16 > 16) &&\n"
+KV_SHARED = (
+    b"    constexpr bool kKVShared = !is_fp4_type_v<DTypeKV> && (HEAD_DIM_VO / 16 > 16) &&\n"
+)
 CHANGED = KV_SHARED.replace(b"16 > 16)", b"16 >= 16)")
 
 
