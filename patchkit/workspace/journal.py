@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from patchkit.errors import TreeError
+from patchkit.workspace.links import LINK
 from patchkit.workspace.replay_txn import replace_whole
 from patchkit.workspace.state import StateStore
 from patchkit.workspace.tree import Tree, sha256
@@ -143,6 +144,16 @@ def changed_since(entry: Entry, current: bytes | None) -> bool:
     if entry.get("v1"):
         return False  # a version 1 journal has no after-digests: it cannot tell
     return digest(current) not in (entry["before"], entry["after"])
+
+
+def kind_changed_since(entry: Entry, mode: int | None) -> bool:
+    """Someone made the file a symbolic link, or a link a file, since the write: it is neither
+    the kind it was before the write nor the kind the write left (``mode`` None: no file)."""
+    if entry.get("v1") or mode is None:
+        return False
+    after = entry.get("after_mode") or entry["before_mode"]
+    kinds = {m == LINK for m in (entry["before_mode"], after) if m is not None}
+    return bool(kinds) and (mode == LINK) not in kinds
 
 
 def mode_changed_since(entry: Entry, mode: int | None) -> bool:

@@ -93,7 +93,7 @@ def _replaceable(tree: Tree, write: Write) -> None:
         if kind not in (None, stat.S_IFLNK):
             what = "a directory" if kind == stat.S_IFDIR else "a regular file"
             raise TreeError(
-                f"{write.path}: refused: the patch makes it a symbolic link to "
+                f"{write.path}: refused: it would become a symbolic link to "
                 f"{shown_target(write.content or b'')}, but it is {what} in {tree.root}; "
                 "patchkit does not change a file's type",
                 hint="nothing was written; remove it first, or make the link in a build step",

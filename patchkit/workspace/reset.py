@@ -13,6 +13,7 @@ from pathlib import Path
 
 from patchkit.errors import TreeError
 from patchkit.workspace.journal import Write
+from patchkit.workspace.links import LINK
 from patchkit.workspace.locks import writing
 from patchkit.workspace.state import StateStore
 from patchkit.workspace.tree import Tree, write_file
@@ -56,7 +57,11 @@ def _reset(tree: Tree, force: bool) -> ResetReport:
         mode = rec.original_mode
         current_mode = tree.mode(path)
         left = rec.result_mode or rec.original_mode  # the mode patchkit left the file with
-        if original is not None and current_mode is not None and current_mode != left:
+        if (
+            original is not None
+            and current_mode not in (None, left)
+            and LINK not in (current_mode, left)
+        ):
             mode = current_mode  # the user changed it since: theirs to keep
             modes_kept.append(path)
         writes.append(Write(path, original, mode))

@@ -21,6 +21,7 @@ from patchkit.workspace.journal import (
     Write,
     changed_since,
     journal_path,
+    kind_changed_since,
     load_journal,
     mode_changed_since,
     save_journal,
@@ -227,7 +228,8 @@ def recover(tree: Tree, store: StateStore) -> Recovery | None:
         current, mode = tree.read(path), tree.mode(path)
         content = store.get(entry["before"]) if entry["before"] else None
         user_mode = mode_changed_since(entry, mode)
-        if changed_since(entry, current) or (user_mode and content is None):
+        theirs = changed_since(entry, current) or kind_changed_since(entry, mode)
+        if theirs or (user_mode and content is None):
             kept.append(path)  # someone changed it after the interruption: theirs now
             continue
         want = mode if user_mode else entry["before_mode"]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from patchkit.cli import main
-from patchkit.errors import UnsafePathError
+from patchkit.errors import TreeError, UnsafePathError
 from patchkit.ops.port import port
 from patchkit.outcome import Outcome
 from testing.builders import Scenario, Upstream, diff_staged, run_git, snapshot
@@ -147,3 +147,25 @@ def test_links_on_a_real_vllm_release_as_git_apply_makes_them(
     with pytest.raises(UnsafePathError, match=r"vllm/README\.link -> '\.\./\.\./README"):
         port(patch_file=evil, base_commit=base, checkout=tree)
     assert run_git(tree, "status", "--porcelain") == b""
+
+
+def test_reset_force_never_writes_a_links_target_into_a_file_put_in_its_place(
+    tmp_path: Path,
+) -> None:
+    s = Scenario(tmp_path, {"docs/a.txt": "a\n", "docs/b.txt": "b\n"})
+    os.symlink("a.txt", s.root / "docs" / "current")
+    s.upstream.commit({}, "a link")
+    s.lock_to_head()
+
+    def edit(root: Path) -> None:
+        (root / "docs" / "current").unlink()
+        os.symlink("b.txt", root / "docs" / "current")
+
+    s.project.add_diff("links", diff_staged(s.upstream, edit))
+    assert [r.outcome for r in s.apply().results] == [Outcome.APPLIED]
+    (s.root / "docs" / "current").unlink()
+    (s.root / "docs" / "current").write_text("mine\n")
+    os.chmod(s.root / "docs" / "current", 0o755)
+    with pytest.raises(TreeError, match=r"docs/current: refused: .*symbolic link to 'a\.txt'"):
+        s.reset(force=True)
+    assert (s.root / "docs" / "current").read_text() == "mine\n"  # never 'a.txt' as a file

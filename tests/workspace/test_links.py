@@ -152,3 +152,18 @@ def test_what_would_leave_the_tree_or_write_through_a_link_is_refused_and_nothin
         commit(tree, StateStore(tree.state_dir), [Write("notes.txt", b"new\n"), *writes], None)
     assert snapshot(tree.root) == before
     assert (tree.root.parent / "outside" / "secret.txt").read_text() == "keep\n"
+
+
+def test_an_interrupted_retarget_keeps_a_file_someone_put_where_the_link_was(tree: Tree) -> None:
+    """A regular file with the bytes the write gave the link is theirs, not the link's: the
+    roll-back keeps it (it never writes the old target into a regular file)."""
+    store = StateStore(tree.state_dir)
+    writes = [Write("pkg/same", b"../notes.txt", LINK)]
+    save_journal(tree, store, writes, {"pkg/same": (b"a.txt", LINK)}, "port")
+    _put_back(tree, "pkg/same", b"../notes.txt", LINK)
+    (tree.root / "pkg" / "same").unlink()
+    (tree.root / "pkg" / "same").write_bytes(b"../notes.txt")  # a person's file now
+    recovered = recover(tree, store)
+    assert recovered is not None and recovered.kept == ("pkg/same",)
+    assert not os.path.islink(tree.root / "pkg" / "same")
+    assert (tree.root / "pkg" / "same").read_bytes() == b"../notes.txt"
