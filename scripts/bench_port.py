@@ -213,7 +213,12 @@ def report(results: list[Result]) -> Iterator[str]:
 
 def describe(root: Path) -> str:
     commit = git(root, "log", "-1", "--format=%h %s", check=False).strip()
-    return f"patchkit from {root} at {commit[:70] or 'an unknown commit'}"
+    dirty = (
+        " (with uncommitted changes)"
+        if git(root, "status", "--porcelain", "--untracked-files=no", check=False).strip()
+        else ""
+    )
+    return f"patchkit from {root} at {commit[:70] or 'an unknown commit'}{dirty}"
 
 
 # -- the command line --------------------------------------------------------------------------
@@ -256,8 +261,11 @@ def main(argv: list[str] | None = None) -> int:
         args.write_cases.write_text(json.dumps([asdict(c) for c in cases], indent=1))
         print(f"{len(cases)} cases written to {args.write_cases}")
         return 0
+    measured = describe(
+        PATCHKIT_ROOT[0]
+    )  # before the run: a commit landing during it is not what ran
     results = run_all(cases, args.patchkit, verbose=args.verbose)
-    print(describe(PATCHKIT_ROOT[0]))
+    print(measured)
     print("\n".join(report(results)))
     print("\n".join(write_misses(results, args.misses)))
     if args.json:
