@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from patchkit.engine.diff.bodyhome import body_home
 from patchkit.engine.diff.fileview import FileView, common_prefix, squash
-from patchkit.engine.diff.lastpass import ByStatements
+from patchkit.engine.diff.lastpass import ByStatements, over_deletions
 from patchkit.engine.diff.parse import Hunk, split_lines
 from patchkit.engine.diff.placement import Placer, Plan, PlanState, by_surroundings, weight
 from patchkit.engine.diff.renames import learn, renamed, renamed_hunk
@@ -208,7 +208,7 @@ class ScopeMerge:
         if again is not None:
             _note(group, "merged by statements beside an upstream change in the next one")
             return MergeResult(again, 0)
-        return self._renamed(sides, group) or merged
+        return self._renamed(sides, group) or over_deletions(path, sides, group) or merged
 
     def _renamed(self, sides: tuple[list[bytes], ...], group: list[Plan]) -> MergeResult | None:
         """The merge with the renames upstream made in the scope (:mod:`renames`) made in the
