@@ -153,6 +153,25 @@ def test_lines_inserted_inside_what_upstream_deleted_stay_a_conflict(tmp_path: P
     assert text == upstream
 
 
+def test_lines_inserted_below_or_above_context_upstream_deleted_stay_conflicts(
+    tmp_path: Path,
+) -> None:
+    # the lines above the insertion are gone (it may need them), or the entry below it is
+    # gone but the file goes on (a person restores it, or not)
+    base = "%changelog\n* Mar 2018 1.3.0\n- See NEWS\n* Aug 2017 1.2.1\n- Fedora\n"
+    patched = base.replace("%changelog\n", "%changelog\n* Aug 2018 1.3.0\n- gcc-c++\n")
+    upstream = base.replace("* Mar 2018 1.3.0\n- See NEWS\n", "")
+    report, text = ported(tmp_path / "a", "ucx.spec", base, patched, upstream)
+    assert report.outcome is Outcome.CONFLICT
+    assert text == upstream
+    base = "start\n  set a 1\n  set b 2\n\n  chain\n  wait\n"
+    patched = base.replace("\n  chain\n", "\n  ping 3600\n\n  chain\n")
+    upstream = base.replace("  set a 1\n  set b 2\n\n", "")
+    report, text = ported(tmp_path / "b", "restart.tcl", base, patched, upstream)
+    assert report.outcome is Outcome.CONFLICT
+    assert text == upstream
+
+
 # -- an edit inside what the patch deletes ---------------------------------------------------
 HOOK_C = dedent(
     """
