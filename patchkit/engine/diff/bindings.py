@@ -40,16 +40,6 @@ def _rows(node: tree_sitter.Node) -> tuple[int, int]:
     return node.start_point.row, end.row - (1 if end.column == 0 and end.row else 0)
 
 
-def _walk(node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
-    """``node`` and every node under it (no recursion: a hostile file nests deeper than
-    Python's stack)."""
-    stack = [node]
-    while stack:
-        here = stack.pop()
-        yield here
-        stack.extend(reversed(here.children))
-
-
 def _is_name(node: tree_sitter.Node) -> bool:
     return node.type.endswith("identifier")
 
@@ -111,9 +101,14 @@ class Parsed:
     def binds(self, start: int, end: int) -> set[bytes]:
         """The names the statements on rows ``[start, end)`` bind."""
         found: set[bytes] = set()
-        for node in _walk(self.tree.root_node):
+        stack = [self.tree.root_node]
+        while stack:  # only the nodes across the rows: a big file costs its depth there
+            node = stack.pop()
             first, last = _rows(node)
-            if last < start or first >= end or not start <= first:
+            if last < start or first >= end:
+                continue
+            stack.extend(node.children)
+            if first < start:
                 continue
             for i, child in enumerate(node.children):
                 field = node.field_name_for_child(i)
