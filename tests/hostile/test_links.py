@@ -34,6 +34,10 @@ AS_A_FILE = b"diff --git a/cur b/cur\nindex 1111111..2222222 100644\n--- a/cur\n
 AS_A_FILE += b"@@ -1 +1 @@\n-a.txt\n\\ No newline at end of file\n"
 AS_A_FILE += b"+b.txt\n\\ No newline at end of file\n"
 
+RETARGET_OUT = b"diff --git a/cur b/cur\nindex 1111111..2222222 120000\n--- a/cur\n+++ b/cur\n"
+RETARGET_OUT += b"@@ -1 +1 @@\n-a.txt\n\\ No newline at end of file\n"
+RETARGET_OUT += b"+../../etc/passwd\n\\ No newline at end of file\n"
+
 CASES = {  # diff, exit code, what the message says (the link and its target, and why)
     "absolute target": (link("l", b"/etc/passwd"), 5, r"l -> '/etc/passwd': .*absolute"),
     "../.. escape": (
@@ -71,6 +75,17 @@ CASES = {  # diff, exit code, what the message says (the link and its target, an
         6,
         r"the symbolic link l: .*one line",
     ),
+    "a link retargeted out of the tree": (
+        RETARGET_OUT,
+        5,
+        r"cur -> '\.\./\.\./etc/passwd': .*out of the tree",
+    ),
+    "a link into .git": (link("l", b".git/hooks/post-checkout"), 5, r"l -> '\.git/.*inside \.git"),
+    "a rename that moves a link up and out": (
+        b"diff --git a/sub/up b/up\nsimilarity index 100%\nrename from sub/up\nrename to up\n",
+        5,
+        r"up: refused: a symbolic link to '\.\./a\.txt': .*out of the tree",
+    ),
     "a huge target": (link("l", b"a" * 5000), 5, r"\(5000 bytes\): its target is 5000 bytes"),
 }
 
@@ -83,6 +98,7 @@ def _upstream(tmp_path: Path) -> Upstream:
     os.symlink("../outside", up.path / "ext")  # a link the tree has that leads out
     os.symlink("sub", up.path / "d")  # a link to a directory of the tree
     os.symlink("a.txt", up.path / "cur")  # a link to a file of the tree
+    os.symlink("../a.txt", up.path / "sub" / "up")  # one that leads out if moved up
     up.commit({}, "base")
     return up
 
