@@ -32,12 +32,11 @@ def check_modes(path: str, modes: tuple[int | None, int | None], source: Path) -
             _refuse(path, source, mode)
     old, new = modes
     if old is not None and new is not None and (old == LINK) != (new == LINK):
+        kinds = ("a symbolic link", "a regular file")[:: 1 if old == LINK else -1]
         raise UnsupportedChange(
-            f"{source}: refuses the change to {path}: the diff turns it from "
-            f"{'a symbolic link into a regular file' if old == LINK else 'a file into a link'} "
-            "in one part, which git never writes",
-            hint="regenerate the diff with git (it writes such a change as a deletion and a "
-            "new file)",
+            f"{source}: refuses the change to {path}: the diff turns it from {kinds[0]} into "
+            f"{kinds[1]} in one part, which git never writes",
+            hint="patchkit does not change a file's type: make that change in a build step",
         )
 
 
