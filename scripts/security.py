@@ -22,72 +22,36 @@ import argparse
 import json
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from testing.builders import Project, Scenario, Upstream, run_git, snapshot  # noqa: E402
+from security_kit import (  # noqa: E402
+    Case,
+    Run,
+    absent,
+    edit_diff,
+    home_for_git,
+    meta_line,
+    new_file_diff,
+    plant,
+    run_case,
+    scenario,
+    where,
+)
+from security_sweep import SWEEP  # noqa: E402
 
-CRASH = 70
+from testing.builders import Project, Upstream, run_git, snapshot  # noqa: E402
+
 EXPECTED_TO_FAIL_UNTIL_LANDED: dict[
     str, str
 ] = {}  # case name -> the engineer whose fix it waits for
-
-
-@dataclass
-class Run:
-    """One command of a case: its argv after ``python3 -m patchkit`` and what may come back."""
-
-    argv: list[str]
-    codes: tuple[int, ...]  # the exit codes the README documents for this input
-    env: dict[str, str] = field(default_factory=dict)
-    timeout: float = 60.0
-    limit_file_size: int | None = None  # RLIMIT_FSIZE in bytes: a disk that refuses to grow
-    check: Callable[[], str | None] | None = None  # a further check: None, or what went wrong
-
-
-@dataclass
-class Case:
-    kind: str  # the class of issue 24
-    name: str
-    build: Callable[[Path], list[Run]]  # makes the inputs under a fresh directory
-    fast: bool = False  # one of the quick cases the test suite runs (--fast)
-
-
-# -- helpers -------------------------------------------------------------------------------------
-def scenario(tmp: Path, files: dict[str, str | bytes] | None = None) -> Scenario:
-    return Scenario(tmp / "work", files or {"a.txt": "a one\na two\n"})
-
-
-def where(s: Scenario) -> list[str]:
-    return ["--target", "demo", "--project", str(s.project.path), "--checkout", str(s.root)]
-
-
-def marker(tmp: Path) -> Path:
-    return tmp / "PLANTED-COMMAND-RAN"
-
-
-def plant(tmp: Path) -> str:
-    """A shell command that, if anything runs it, leaves the marker."""
-    return f"touch {marker(tmp)}"
-
-
-def meta_line(s: Scenario, patch_id: str, line: str) -> None:
-    meta = s.set_root / "patches" / f"{patch_id}.toml"
-    meta.write_text(line + "\n" + meta.read_text())
-
-
-def absent(path: Path) -> Callable[[], str | None]:
-    return lambda: f"{path} was written" if path.exists() or path.is_symlink() else None
 
 
 # -- running code via git options, hooks, fsmonitor ----------------------------------------------
@@ -96,10 +60,10 @@ def git_fsmonitor_through_symlink(tmp: Path) -> list[Run]:
     os.symlink(".git", s.root / "gitlink")
     run_git(s.root, "add", "gitlink")
     run_git(s.root, "commit", "-q", "-m", "link")
-    s.project.add_diff("p1", _new_file_diff("gitlink/config2", "x\n"))
+    s.project.add_diff("p1", new_file_diff("gitlink/config2", "x\n"))
     config = s.root / ".git" / "config"
     text = config.read_text()
-    diff = _edit_diff("gitlink/config", text, text + f"[core]\n\tfsmonitor = {plant(tmp)}\n")
+    diff = edit_diff("gitlink/config", text, text + f"[core]\n\tfsmonitor = {plant(tmp)}\n")
     s.project.add_diff("p2", diff)
     s.lock_to_head()
     before = config.read_bytes()
@@ -115,7 +79,7 @@ def git_hook_through_symlink(tmp: Path) -> list[Run]:
     os.symlink(".git/hooks", s.root / "hooklink")
     run_git(s.root, "add", "hooklink")
     run_git(s.root, "commit", "-q", "-m", "link")
-    s.project.add_diff("p1", _new_file_diff("hooklink/post-checkout", f"#!/bin/sh\n{plant(tmp)}\n"))
+    s.project.add_diff("p1", new_file_diff("hooklink/post-checkout", f"#!/bin/sh\n{plant(tmp)}\n"))
     s.lock_to_head()
     hook = s.root / ".git" / "hooks" / "post-checkout"
     return [Run(["apply", *where(s)], (0, 4, 5, 6), check=absent(hook))]
@@ -145,14 +109,14 @@ def diff_through_symlink_out(tmp: Path) -> list[Run]:
     os.symlink(str(tmp / "sentinel"), s.root / "out")
     run_git(s.root, "add", "out")
     run_git(s.root, "commit", "-q", "-m", "link")
-    s.project.add_diff("p1", _new_file_diff("out/planted.txt", "x\n"))
+    s.project.add_diff("p1", new_file_diff("out/planted.txt", "x\n"))
     s.lock_to_head()
     return [Run(["apply", *where(s)], (5, 6))]
 
 
 def diff_dotdot(tmp: Path) -> list[Run]:
     s = scenario(tmp)
-    s.project.add_diff("p1", _new_file_diff("../sentinel/planted.txt", "x\n"))
+    s.project.add_diff("p1", new_file_diff("../sentinel/planted.txt", "x\n"))
     return [Run(["apply", *where(s)], (5, 6))]
 
 
@@ -494,7 +458,7 @@ def _env_case(name: str, value: str) -> Callable[[Path], list[Run]]:
 def control_names(tmp: Path) -> list[Run]:
     s = scenario(tmp)
     names = ("x\x1b]0;owned\x07.txt", "a\rb.txt", "evil\u202etxt.py")
-    s.project.add_diff("p1", b"".join(_new_file_diff(n, "x\n") for n in names))
+    s.project.add_diff("p1", b"".join(new_file_diff(n, "x\n") for n in names))
     return [Run(["apply", *where(s)], (0,)), Run(["status", *where(s)], (0,))]
 
 
@@ -673,145 +637,8 @@ CASES = [
         _env_case("PATCHKIT_RAY_CONNECT_TIMEOUT", "abc"),
     ),
     Case("terminal text", "ESC, CR and bidi in file names", control_names, fast=True),
+    *SWEEP,  # the second sweep: scripts/security_sweep.py
 ]
-
-
-# -- running --------------------------------------------------------------------------------------
-def _env(tmp: Path, extra: dict[str, str]) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(
-        PYTHONPATH=str(ROOT),
-        PATCHKIT_CACHE=str(tmp / "cache"),
-        GIT_CONFIG_NOSYSTEM="1",
-        PATCHKIT_LOCK_TIMEOUT="5",
-    )
-    env.update(extra)
-    return env
-
-
-def _execute(run: Run, tmp: Path) -> tuple[int | None, str]:
-    argv = [sys.executable, "-m", "patchkit", *run.argv]
-    env = _env(tmp, run.env)
-    if env.pop("PATCHKIT_TEST_PTY", None):
-        return _on_a_terminal(argv, env, run.timeout)
-
-    def limit() -> None:
-        if run.limit_file_size is not None:
-            import resource
-
-            resource.setrlimit(resource.RLIMIT_FSIZE, (run.limit_file_size, run.limit_file_size))
-
-    try:
-        proc = subprocess.run(
-            argv,
-            env=env,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=run.timeout,
-            preexec_fn=limit,
-            cwd=tmp,
-        )
-    except subprocess.TimeoutExpired:
-        return None, f"no answer after {run.timeout:.0f} s"
-    return proc.returncode, (proc.stderr or proc.stdout)[-400:]
-
-
-def _on_a_terminal(argv: list[str], env: dict[str, str], timeout: float) -> tuple[int | None, str]:
-    import pty
-
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(argv, env=env, stdout=slave, stderr=slave)
-    os.close(slave)
-    out = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.close(master)
-    try:
-        return proc.wait(timeout=timeout), out.decode(errors="replace")[-400:]
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        return None, "no answer"
-
-
-def _home(tmp: Path) -> None:
-    """One HOME for every case (a git identity), set before any case runs: cases run in
-    threads, and git reads HOME from this process's environment."""
-    home = tmp / "home"
-    home.mkdir()
-    os.environ.update(HOME=str(home), GIT_CONFIG_NOSYSTEM="1")
-    for key in [k for k in os.environ if k.startswith("GIT_") and k != "GIT_CONFIG_NOSYSTEM"]:
-        del os.environ[key]
-    (home / ".gitconfig").write_text(
-        "[user]\n\tname = Test Person\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"
-    )
-
-
-def _sentinel(tmp: Path) -> dict[str, tuple[bytes, int]]:
-    found = {}
-    for path in sorted((tmp / "sentinel").rglob("*")):
-        st = path.lstat()
-        data = path.read_bytes() if stat.S_ISREG(st.st_mode) else b""
-        found[str(path)] = (data, st.st_mode)
-    return found
-
-
-def run_case(case: Case) -> str | None:
-    """None when the case held, else what went wrong."""
-    tmp = Path(tempfile.mkdtemp(prefix="patchkit-security-"))
-    try:
-        (tmp / "sentinel").mkdir()
-        (tmp / "sentinel" / "keep.txt").write_text("nothing may change me\n")
-        runs = case.build(tmp)
-        before = _sentinel(tmp)
-        for run in runs:
-            start = time.monotonic()
-            code, said = _execute(run, tmp)
-            name = f"`patchkit {run.argv[0]}`"
-            if code is None:
-                return f"{name}: hung ({said})"
-            if code == CRASH or code not in run.codes:
-                return f"{name}: exit {code}, documented {run.codes}: {said.strip()[-300:]}"
-            if "PATCHKIT_TEST_PTY" not in run.env and any(c in said for c in "\x1b\x07\r"):
-                return f"{name}: printed raw control characters: {said.strip()[-200:]!r}"
-            if marker(tmp).exists():
-                return f"{name}: a planted command ran"
-            if _sentinel(tmp) != before:
-                return f"{name}: wrote outside the root (the sentinel directory changed)"
-            problem = run.check() if run.check else None
-            if problem:
-                return f"{name}: {problem}"
-            if time.monotonic() - start > run.timeout:
-                return f"{name}: took over {run.timeout:.0f} s"
-        return None
-    except Exception as exc:  # a case that cannot even be built counts as failed
-        return f"building the case failed: {type(exc).__name__}: {exc}"
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _new_file_diff(path: str, content: str) -> bytes:
-    lines = content.splitlines(keepends=True)
-    body = "".join(f"+{line}" for line in lines)
-    return (
-        f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
-        f"@@ -0,0 +1,{len(lines)} @@\n{body}"
-    ).encode()
-
-
-def _edit_diff(path: str, old: str, new: str) -> bytes:
-    import difflib
-
-    lines = difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{path}", f"b/{path}"
-    )
-    return (f"diff --git a/{path} b/{path}\n" + "".join(lines)).encode()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -826,7 +653,7 @@ def main(argv: list[str] | None = None) -> int:
         if (c.fast or not args.fast) and args.only.lower() in f"{c.kind} {c.name}".lower()
     ]
     home = Path(tempfile.mkdtemp(prefix="patchkit-security-home-"))
-    _home(home)
+    home_for_git(home)
     workers = max(1, min(8, os.cpu_count() or 1))
     try:
         with ThreadPoolExecutor(max_workers=workers) as pool:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from patchkit.errors import GitError
+from patchkit.gitrepo.safeconfig import SAFE_ENV, no_filters
 
 log = logging.getLogger("patchkit.git")
 
@@ -49,6 +50,7 @@ def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env.update(
         {"LC_ALL": "C", "LANGUAGE": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
     )
+    env.update(SAFE_ENV)  # no fsmonitor, hooks or transport a configuration names
     if extra:
         env.update(extra)
     return env
@@ -65,9 +67,15 @@ def run(
     """Run ``git <args>``; raise GitError unless the exit code is in ``ok_codes``."""
     cmd = ["git", *map(str, args)]
     log.debug("$ %s", " ".join(cmd))
+    full_env = clean_env(env)
     try:
         proc = subprocess.run(
-            cmd, cwd=cwd, input=input, env=clean_env(env), capture_output=True, check=False
+            ["git", *no_filters(cwd, full_env), *cmd[1:]],
+            cwd=cwd,
+            input=input,
+            env=full_env,
+            capture_output=True,
+            check=False,
         )
     except FileNotFoundError:
         raise GitError(

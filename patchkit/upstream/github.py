@@ -9,16 +9,20 @@ from __future__ import annotations
 import json
 import logging
 import re
+import selectors
 import shutil
 import subprocess
+import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from patchkit.errors import ConfigError, SourceError
+from patchkit.trust.envvars import seconds
 
 log = logging.getLogger("patchkit.upstream.github")
-TIMEOUT_S = 120
+TIMEOUT_S = 120.0  # PATCHKIT_GH_TIMEOUT overrides it: the longest one `gh` call may take
+MAX_OUTPUT_BYTES = 64 * 1024 * 1024  # a `gh` answer (a PR's diff too) larger is refused
 MAX_JSON_BYTES = 32 * 1024 * 1024  # a `gh --json` answer larger than this is refused
 MAX_JSON_DEPTH = 32  # arrays and objects inside each other: gh's answers use five
 
@@ -58,18 +62,27 @@ class Gh:
         self, args: Sequence[str], cwd: Path | None = None
     ) -> subprocess.CompletedProcess[str]:
         log.debug("$ gh %s", " ".join(args))
+        limit = seconds("PATCHKIT_GH_TIMEOUT", TIMEOUT_S)
+        command = f"`gh {' '.join(args[:2])}`"
         try:
-            return subprocess.run(
-                [self.path, *args],
-                capture_output=True,
-                encoding="utf-8",
-                errors="replace",  # a PR diff may hold bytes of any encoding
-                check=False,
-                cwd=cwd,
-                timeout=TIMEOUT_S,
+            with subprocess.Popen(
+                [self.path, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd
+            ) as proc:
+                out, err, why = _bounded(proc, time.monotonic() + limit)
+                if why:
+                    proc.kill()
+                returncode = proc.wait()
+        except OSError as exc:
+            raise SourceError(f"{command} could not run: {exc}") from None
+        if why:
+            raise SourceError(
+                f"{command} {why}; stopped",
+                hint="check `gh auth status` and the network; PATCHKIT_GH_TIMEOUT sets the "
+                f"limit in seconds (default {TIMEOUT_S:g})",
             )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise SourceError(f"`gh {' '.join(args[:2])}` could not run: {exc}") from None
+        # a PR diff may hold bytes of any encoding
+        text = out.decode("utf-8", errors="replace"), err.decode("utf-8", errors="replace")
+        return subprocess.CompletedProcess([self.path, *args], returncode, *text)
 
     def text(self, *args: str, cwd: Path | None = None) -> str:
         proc = self._run(args, cwd)
@@ -103,6 +116,30 @@ class Gh:
                 "(MAX_JSON_DEPTH); nothing was read"
             )
         return value
+
+
+def _bounded(proc: subprocess.Popen[bytes], deadline: float) -> tuple[bytes, bytes, str]:
+    """What ``proc`` prints on stdout and stderr, read as it comes until both end; with why it
+    was stopped instead: past ``deadline``, or more than :data:`MAX_OUTPUT_BYTES`."""
+    got: dict[IO[bytes], bytearray] = {}
+    with selectors.DefaultSelector() as selector:
+        for stream in (proc.stdout, proc.stderr):
+            assert stream is not None
+            selector.register(stream, selectors.EVENT_READ)
+            got[stream] = bytearray()
+        while selector.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return b"", b"", "gave no answer in time"
+            for key, _ in selector.select(left):
+                chunk = key.fileobj.read1(65536)  # type: ignore[union-attr]
+                if not chunk:
+                    selector.unregister(key.fileobj)
+                got[key.fileobj].extend(chunk)  # type: ignore[index]
+            if sum(map(len, got.values())) > MAX_OUTPUT_BYTES:
+                return b"", b"", f"printed more than {MAX_OUTPUT_BYTES} bytes (MAX_OUTPUT_BYTES)"
+    out, err = (bytes(got[s]) for s in (proc.stdout, proc.stderr))  # type: ignore[index]
+    return out, err, ""
 
 
 def _depth(value: Any) -> int:

@@ -277,8 +277,10 @@ def load(key: str) -> Record | None:
 def read_record(key: bytes, path: str) -> Record | None:
     """The record in the file at ``path``, sealed under ``key`` (see ``load``)."""
     try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | getattr(os, "O_NONBLOCK", 0))
         with open(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO planted as the record: no wait
+                return None
             seal, _, payload = handle.read().partition(b"\n")
         if not cacheroot.sealed(key, payload, seal):
             return None
