@@ -10,7 +10,9 @@ For each file the chain is:
    whose new lines are already there is already upstream (also when only whitespace differs).
 3. **three-way** (:mod:`patchkit.engine.diff.scopemerge`) — a hunk's context is gone: merged from the base
    blob scope by scope (or the whole file, scope-checked); conflicts stop the patch with
-   labelled markers for a person.
+   labelled markers for a person; the last ways leave out change blocks upstream already made
+   (:mod:`patchkit.engine.diff.present`) and merge lines one side only respaced
+   (:mod:`patchkit.engine.diff.respace`).
 
 Each hunk's :class:`~patchkit.outcome.Placement` says where it went and by which rule.
 """
@@ -31,6 +33,7 @@ from patchkit.engine.diff.parse import FilePatch, Hunk, split_lines
 from patchkit.engine.diff.placement import Placer, Plan, PlanState, overlapping, place, replacement
 from patchkit.engine.diff.present import carried_rest
 from patchkit.engine.diff.relocate import elsewhere, moved_file, scopes_gone
+from patchkit.engine.diff.respace import by_keys
 from patchkit.engine.diff.result import (
     BlobReader,
     FileResult,
@@ -39,7 +42,9 @@ from patchkit.engine.diff.result import (
     Merger,
     Reader,
     corrupt,
+    detail,
     file_result,
+    no_base,
     stopped,
 )
 from patchkit.engine.diff.resultcheck import checked
@@ -47,12 +52,7 @@ from patchkit.engine.diff.scopemerge import Edit, ScopeMerge, Stop, apply_at_bas
 from patchkit.engine.diff.spanning import merged_by_parts
 from patchkit.engine.diff.wholefile import deleted_file, new_file
 from patchkit.gitrepo import blob_id
-from patchkit.outcome import ConflictDetail, FileChange, Outcome, Placement, Rule, Step
-
-
-def _detail(path: str, hunk: Hunk, reason: str, ours: bytes = b"") -> ConflictDetail:
-    theirs = b"".join(hunk.new).decode(errors="replace")
-    return ConflictDetail(path, hunk.header, reason, ours.decode(errors="replace"), theirs)
+from patchkit.outcome import FileChange, Outcome, Placement, Rule, Step
 
 
 def apply_file(
@@ -193,7 +193,7 @@ def _placed(job: Job, lines: list[bytes]) -> FileResult:
         edits = [Edit(p.at, p.end, replacement(p, lines[p.at : p.end]), (p,)) for p in applying]
         return _finish(job, placer, edits, Step.EXACT)
     if base is None:
-        return _no_base(fp, missing)
+        return no_base(fp, [p.hunk for p in missing])
     if len(missing) == len(plans) and scopes_gone(placer):
         moved = elsewhere(job, apply_content) or follow(job, base, placer.target, plans)
         if moved is not None:
@@ -208,6 +208,7 @@ def _placed(job: Job, lines: list[bytes]) -> FileResult:
             or follow(job, base, placer.target, again)
             or last_pass(job, placer, _merged)
             or carried_rest(job, placer, _merged)
+            or by_keys(job, placer, _merged)
             or merged
         )
     return merged
@@ -268,14 +269,14 @@ def _finish(job: Job, placer: Placer, edits: list[Edit], step: Step) -> FileResu
         return FileResult(
             Outcome.CONFLICT,
             Step.NONE,
-            details=(_detail(job.fp.path, hunk, "two hunks claim the same lines"),),
+            details=(detail(job.fp.path, hunk, "two hunks claim the same lines"),),
         )
     out = splice(placer.target.lines, [(e.start, e.end, e.lines) for e in edits])
     lost = [p for e in edits for p in e.plans if not _holds_added(e.lines, p.hunk)]
     if lost:
         why = "its added lines are not in the result at the place chosen; nothing is written"
         return FileResult(
-            Outcome.FAILED, step, details=tuple(_detail(job.fp.path, p.hunk, why) for p in lost)
+            Outcome.FAILED, step, details=tuple(detail(job.fp.path, p.hunk, why) for p in lost)
         )
     states = {p.state for p in placer.plans}
     marks = _placements(job, placer)
@@ -308,7 +309,7 @@ def _whole_file(job: Job, placer: Placer, labels: tuple[str, str, str]) -> FileR
     missing = [p for p in placer.plans if p.state == PlanState.MISSING]
     if merged.conflicts:
         why = "three-way merge conflict with an upstream change"
-        details = tuple(_detail(fp.path, p.hunk, why, current) for p in missing)
+        details = tuple(detail(fp.path, p.hunk, why, current) for p in missing)
         conflicted = FileChange(fp.path, merged.content)
         return FileResult(Outcome.CONFLICT, Step.THREE_WAY, details=details, conflicted=conflicted)
     out = split_lines(merged.content)
@@ -322,7 +323,7 @@ def _whole_file(job: Job, placer: Placer, labels: tuple[str, str, str]) -> FileR
         return FileResult(
             Outcome.CONFLICT,
             Step.THREE_WAY,
-            details=tuple(_detail(fp.path, p.hunk, why) for p in missing),
+            details=tuple(detail(fp.path, p.hunk, why) for p in missing),
         )
     lost = [
         p for p in placer.plans if p.state != PlanState.PRESENT and not _holds_added(out, p.hunk)
@@ -332,7 +333,7 @@ def _whole_file(job: Job, placer: Placer, labels: tuple[str, str, str]) -> FileR
         return FileResult(
             Outcome.FAILED,
             Step.THREE_WAY,
-            details=tuple(_detail(fp.path, p.hunk, why) for p in lost),
+            details=tuple(detail(fp.path, p.hunk, why) for p in lost),
         )
     for plan in missing:
         plan.rule, plan.state = Rule.THREE_WAY, PlanState.MERGED
@@ -370,13 +371,13 @@ def _ambiguous(placer: Placer, job: Job) -> FileResult:
         found = placer.candidates(plan)
         where = "; ".join(f"line {c.line} ({' > '.join(c.scope) or 'top level'})" for c in found)
         why = f"its context matches {len(found)} places the evidence cannot tell apart: {where}"
-        details.append(_detail(job.fp.path, plan.hunk, why))
+        details.append(detail(job.fp.path, plan.hunk, why))
         marks.append(Placement(job.fp.path, plan.hunk.header, Rule.NONE, candidates=tuple(found)))
     return FileResult(Outcome.AMBIGUOUS, Step.NONE, details=tuple(details), placements=tuple(marks))
 
 
 def _from_stop(job: Job, placer: Placer, stop: Stop) -> FileResult:
-    details = tuple(_detail(job.fp.path, hunk, why, ours) for hunk, why, ours in stop.reasons)
+    details = tuple(detail(job.fp.path, hunk, why, ours) for hunk, why, ours in stop.reasons)
     marks = tuple(
         Placement(job.fp.path, hunk.header, Rule.NONE, candidates=stop.candidates)
         for hunk, _, _ in stop.reasons
@@ -386,14 +387,4 @@ def _from_stop(job: Job, placer: Placer, stop: Stop) -> FileResult:
     conflicted = FileChange(job.fp.path, stop.conflicted) if stop.conflicted is not None else None
     return FileResult(
         Outcome.CONFLICT, Step.THREE_WAY, details=details, conflicted=conflicted, placements=marks
-    )
-
-
-def _no_base(fp: FilePatch, missing: list[Plan]) -> FileResult:
-    why = (
-        "context not found, and the base blob "
-        f"{fp.old_blob or '(none in the diff)'} is not available for a three-way merge"
-    )
-    return FileResult(
-        Outcome.CONFLICT, Step.NONE, details=tuple(_detail(fp.path, p.hunk, why) for p in missing)
     )

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from patchkit.engine.diff.parse import FilePatch
+from patchkit.engine.diff.parse import FilePatch, Hunk
 from patchkit.gitrepo import MergeResult
 from patchkit.outcome import ConflictDetail, FileChange, Outcome, PatchResult, Placement, Step
 
@@ -56,6 +56,22 @@ def stopped(outcome: Outcome, path: str, where: str, why: str, ours: bytes = b""
     """A file the patch cannot change, with the one reason why."""
     detail = ConflictDetail(path, where, why, ours.decode(errors="replace"))
     return FileResult(outcome, Step.NONE, details=(detail,))
+
+
+def detail(path: str, hunk: Hunk, reason: str, ours: bytes = b"") -> ConflictDetail:
+    """Where a hunk stopped and why, with the tree's text there and what the hunk wanted."""
+    theirs = b"".join(hunk.new).decode(errors="replace")
+    return ConflictDetail(path, hunk.header, reason, ours.decode(errors="replace"), theirs)
+
+
+def no_base(fp: FilePatch, missing: Sequence[Hunk]) -> FileResult:
+    """Hunks whose context is gone, where no base blob is there to merge them from."""
+    why = (
+        "context not found, and the base blob "
+        f"{fp.old_blob or '(none in the diff)'} is not available for a three-way merge"
+    )
+    details = tuple(detail(fp.path, hunk, why) for hunk in missing)
+    return FileResult(Outcome.CONFLICT, Step.NONE, details=details)
 
 
 def corrupt(fp: FilePatch, why: str) -> FileResult:
