@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from patchkit.engine.diff.bodyhome import body_home
+from patchkit.engine.diff.fileview import FileView
+from patchkit.engine.diff.parse import split_lines
 from patchkit.outcome import Outcome
 from tests.conftest import dedent
 from tests.engine.test_placement import ported
@@ -210,3 +213,25 @@ def test_a_body_found_under_a_name_the_base_had_stays_a_conflict(tmp_path: Path)
     report, text = ported(tmp_path, "scan.hpp", base, patched, upstream)
     assert report.outcome is Outcome.CONFLICT
     assert text == upstream
+
+
+def _function(name: str, lines: int, every: int = 0) -> str:
+    """A long C function; with ``every``, each ``every``-th line of its body written otherwise."""
+    body = "".join(
+        f"    x{i % 50} {'+=' if every and i % every == 0 else '='} y{i % 7} + {i % 3};\n"
+        for i in range(lines)
+    )
+    return f"int {name}(void) {{\n{body}    return 0;\n}}\n"
+
+
+def test_a_long_body_is_compared_by_what_differs_and_never_beyond_a_bound() -> None:
+    """A 20,000-line definition renamed is found by its rest after the common head and tail
+    (its first line); one alike but changed all along (every fifth line) is not compared
+    beyond the bound (a conflict), so no hostile file makes the rule spend seconds."""
+    base = FileView("a.c", split_lines(_function("compute_all", 20000).encode()))
+    renamed = FileView("a.c", split_lines(_function("compute_all_v2", 20000).encode()))
+    (scope,) = base.tree.scopes if base.tree else ()
+    home = body_home(base, scope, renamed)
+    assert home is not None and home.path == ("compute_all_v2",)
+    spread = _function("compute_all_v2", 20000, every=5)
+    assert body_home(base, scope, FileView("a.c", split_lines(spread.encode()))) is None

@@ -16,7 +16,8 @@ nearest the base scope's (difflib's ratio), taken only when all of these hold:
 - both are of one kind (``def``, ``class``, ``struct``, a C function) and their names share a
   word (a rename keeps part of a name: ``get``, ``policy``; ``ztrymalloc``, ``usable``).
 
-The base scope is then merged into it as into a moved definition (the hunk's own lines found
+Bodies are compared by the lines between their common head and tail, at most ``_MIDDLE`` of
+them (a longer rest is no match: no file makes this cost seconds). The base scope is then merged into it as into a moved definition (the hunk's own lines found
 untouched, once, in it: :func:`~patchkit.engine.diff.scopemerge.ScopeMerge.merge_into`).
 Anything less, and the conflict stands. Only in the engine's last pass, after every other way.
 """
@@ -28,10 +29,12 @@ import re
 from collections.abc import Sequence
 
 from patchkit.engine.diff.fileview import FileView
+from patchkit.engine.ends import common_ends
 from patchkit.engine.structure import Scope
 
 _NEAR = 0.6  # a body at least this alike the base's may be the same definition
 _CLEAR = 0.1  # the nearest must beat the second by this much
+_MIDDLE = 400  # lines between two bodies' common head and tail compared at most
 _WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _KINDS = {"def", "class", "struct", "union", "enum", "namespace", "extern"}
 
@@ -51,13 +54,21 @@ def _related(old: str, new: str) -> bool:
 
 
 def _alike(want: Sequence[bytes], lines: Sequence[bytes]) -> float:
-    """difflib's ratio of the two, 0 when its cheap upper bounds are already below ``_NEAR``
-    minus ``_CLEAR`` (a far body needs no exact figure)."""
-    matcher = difflib.SequenceMatcher(None, want, lines, autojunk=False)
-    floor = _NEAR - _CLEAR
-    if matcher.real_quick_ratio() < floor or matcher.quick_ratio() < floor:
+    """difflib's ratio of the two (their common head and tail counted as matching, the rest
+    compared), 0 when a cheap upper bound is already below ``_NEAR`` minus ``_CLEAR`` (a far
+    body needs no exact figure) or the rest is longer than ``_MIDDLE`` lines (not compared)."""
+    total, floor = len(want) + len(lines), _NEAR - _CLEAR
+    if not total or 2 * min(len(want), len(lines)) < floor * total:
         return 0.0
-    return matcher.ratio()
+    head, tail = common_ends(want, lines)
+    middle = (want[head : len(want) - tail], lines[head : len(lines) - tail])
+    if max(map(len, middle)) > _MIDDLE:
+        return 0.0
+    matcher = difflib.SequenceMatcher(None, *middle, autojunk=False)
+    kept = 2 * (head + tail)
+    if kept + matcher.quick_ratio() * (total - kept) < floor * total:
+        return 0.0
+    return (kept + 2 * sum(block.size for block in matcher.get_matching_blocks())) / total
 
 
 def _ranked(view: FileView, want: Sequence[bytes]) -> list[tuple[float, Scope]]:
