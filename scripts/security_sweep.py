@@ -122,6 +122,38 @@ def _twins(first: str, second: str) -> Build:
     return build
 
 
+def copy_in_the_tree(tmp: Path) -> list[Run]:
+    s = scenario(tmp)
+    s.project.add_diff("p1", b"diff --git a/a.txt b/b.txt\ncopy from a.txt\ncopy to b.txt\n")
+    kept = lambda: None if (s.root / "a.txt").is_file() else "a.txt was deleted"  # noqa: E731
+    return [Run(["apply", *where(s)], (6,), check=kept)]
+
+
+def _link(path: str, target: bytes) -> bytes:
+    head = f"diff --git a/{path} b/{path}\nnew file mode 120000\n--- /dev/null\n+++ b/{path}\n"
+    return head.encode() + b"@@ -0,0 +1 @@\n+" + target + b"\n\\ No newline at end of file\n"
+
+
+def _links(*parts: bytes, codes: tuple[int, ...] = (6,)) -> Build:
+    """Links a series makes, one patch each: refused (or, ``codes`` (0,), made and undone)."""
+
+    def build(tmp: Path) -> list[Run]:
+        s = scenario(tmp)
+        for i, part in enumerate(parts):
+            s.project.add_diff(f"p{i}", part)
+        s.set_series([f"p{i}" for i in range(len(parts))])
+        return [Run([verb, *where(s)], codes if verb == "apply" else (0,)) for verb in VERBS]
+
+    return build
+
+
+VERBS = ("apply", "status", "apply", "reset", "status")
+BINARY_LINK = (
+    b"diff --git a/bl b/bl\nnew file mode 120000\nindex 0000000..1111111\nGIT binary patch\n"
+    b"literal 11\nScmZ?b1_A*Mhpd2HB>(^b\n\nliteral 0\nHcmV?d00001\n\n"
+)
+
+
 # -- a lock's path source ----------------------------------------------------------------------
 def lock_path_root(tmp: Path) -> list[Run]:
     s = scenario(tmp)
@@ -251,6 +283,34 @@ SWEEP = [
     Case("names as paths", "NFC and NFD twins in one set", _twins("\u00e9.txt", "e\u0301.txt")),
     Case("names as paths", "case-fold twins in one set", _twins("Read.txt", "read.txt")),
     Case("write outside root", "lock path source = /", lock_path_root, fast=True),
+    Case("bounded input", "a copy (was applied as a rename)", copy_in_the_tree, fast=True),
+    Case(
+        "links",
+        "a link, then a file through it, in the next patch",
+        _links(_link("x", b"sub"), new_file_diff("x/evil.txt", "evil\n")),
+    ),
+    Case(
+        "links",
+        "a chain of links, then a file through it",
+        _links(
+            _link("c1", b"c2"),
+            _link("c2", b"c3"),
+            _link("c3", b"sub"),
+            new_file_diff("c1/z.txt", "z\n"),
+        ),
+    ),
+    Case(
+        "links",
+        "links in a loop (a -> b -> a), and one to itself",
+        _links(_link("la", b"lb") + _link("lb", b"la"), _link("self", b"self"), codes=(0,)),
+    ),
+    Case("links", "a GIT binary patch making a link to /etc/passwd", _links(BINARY_LINK)),
+    Case(
+        "links",
+        "a link named .GIT",
+        _links(_link(".GIT", b"sub"), codes=(5,)),
+        fast=True,
+    ),
     Case("ray waits", "gh that never answers", _gh("sleep 600", (3,), 30.0), fast=True),
     Case("bounded input", "gh answering bytes that are no UTF-8", _gh("printf '\\377\\376['")),
     Case("bounded input", "gh answering 40 MB", _gh("head -c 40000000 /dev/zero | tr '\\0' ' '")),

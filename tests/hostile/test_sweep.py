@@ -22,7 +22,7 @@ import pytest
 
 from patchkit.cli import main
 from patchkit.upstream import github
-from testing.builders import Scenario, run_git
+from testing.builders import Scenario, run_git, snapshot
 from testing.fake_gh import fake_gh
 from tests.hostile.common import run, scenario
 from tests.ops.test_upstream_check import case
@@ -129,3 +129,26 @@ def test_a_fifo_planted_as_a_warm_record_is_never_waited_for(tmp_path: Path) -> 
 
     assert _patchkit("apply", *where) == 0  # (it waited for a writer for ever: TimeoutExpired)
     assert (s.root / "a.txt").read_text() == "a one\na TWO\n"
+
+
+@pytest.mark.parametrize(
+    ("source", "link"), [("sub/s.txt", False), ("sub/up", True)], ids=["file", "link"]
+)
+def test_a_copy_is_refused_never_applied_as_a_rename(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str, link: bool
+) -> None:
+    """``copy from X`` / ``copy to Y`` was read as a rename: Y written, X deleted, and the
+    patch reported applied. A copy of a link moves where its ``../`` leads, too."""
+    s = Scenario(tmp_path / "work", {"a.txt": "a one\n", "sub/s.txt": "s\n"})
+    os.symlink("../a.txt", s.root / "sub" / "up")
+    run_git(s.root, "add", "-A")
+    run_git(s.root, "commit", "-qm", "a link")
+    s.lock_to_head()
+    copy = f"diff --git a/{source} b/sub/deeper/c\nsimilarity index 100%\n"
+    s.project.add_diff("p1", f"{copy}copy from {source}\ncopy to sub/deeper/c\n".encode())
+    before = snapshot(s.root)
+
+    assert run(s, "apply") == 6
+    assert "p1.patch: refuses a copy (line 3)" in capsys.readouterr().out
+    assert snapshot(s.root) == before
+    assert (s.root / source).is_symlink() is link

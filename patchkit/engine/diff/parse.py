@@ -259,9 +259,15 @@ class _Parser:
             current.added, current.new_mode = True, self._mode(text[14:], current)
         elif text.startswith(b"deleted file mode "):
             current.deleted, current.old_mode = True, self._mode(text[18:], current)
-        elif text.startswith((b"rename from ", b"copy from ")):
+        elif text.startswith((b"copy from ", b"copy to ")):  # (was read as a rename: lost)
+            raise UnsupportedChange(
+                f"{self.source}: refuses a copy (line {self.i + 1}): patchkit applies no copy",
+                hint="regenerate the diff without copy detection (`git diff --full-index`, no "
+                "-C), so the copy is a new file",
+            )
+        elif text.startswith(b"rename from "):
             current.old = self._name(text.split(b" ", 2)[2])
-        elif text.startswith((b"rename to ", b"copy to ")):
+        elif text.startswith(b"rename to "):
             current.new = self._name(text.split(b" ", 2)[2])
         elif text.startswith(b"index "):
             self._index(current, text)
