@@ -202,7 +202,7 @@ def _cache_entry(kind: str) -> Build:
         )
         s.project.add_rewrite("r1", rewrite)
         s.set_series(["p1", "r1"])
-        settle = lambda: time.sleep(1.1)  # noqa: E731 (a file of this second is never trusted)
+        settle = lambda: time.sleep(2.1)  # noqa: E731 (files of the last 2 s make no record)
         return [
             Run(["status", *where(s)], (0,), check=settle),  # fills the cache
             Run(["apply", *where(s)], (0,), check=lambda: _spoil(tmp / "cache", kind)),
