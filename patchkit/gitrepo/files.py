@@ -55,6 +55,7 @@ def diff_dirs(workdir: Path, old: str = "a", new: str = "b") -> bytes:
             "--no-renames",
             "--no-color",
             "--no-ext-diff",
+            "--no-textconv",
             old,
             new,
         ],

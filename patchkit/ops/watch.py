@@ -250,7 +250,16 @@ def _upstream_change(hist: History, report: RebaseReport, patch: PatchRebase, pa
         if patch.broken_by in labels[1:]:
             at = labels.index(patch.broken_by)
             old, new = points[at - 1], points[at]
-    return hist.repo.text("diff", "--no-color", hist.commit(old), hist.commit(new), "--", path)
+    return hist.repo.text(
+        "diff",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        hist.commit(old),
+        hist.commit(new),
+        "--",
+        path,
+    )
 
 
 def _ray_tests(project: Project, target: str, report: RebaseReport, address: str) -> dict[str, str]:
