@@ -19,10 +19,11 @@ from patchkit.project.edits import appended_series, new_toml
 from patchkit.project.load import Project
 from patchkit.project.sets import ID_PATTERN, KIND_BY_SUFFIX, MANIFEST
 from patchkit.project.writer import project_lock, project_writes
+from patchkit.workspace.links import LINK
 from patchkit.workspace.locks import writing
 from patchkit.workspace.state import AppliedPatch, FileRecord, State, StateStore
 from patchkit.workspace.tree import Tree, sha256
-from patchkit.workspace.treecheck import changed_files
+from patchkit.workspace.treecheck import changed_files, committed_links
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,18 @@ def _edited(tree: Tree, state: State | None, paths: Sequence[str]) -> list[str]:
     dirty = {p for p in changed_files(tree, list(paths) if paths else None) if p not in ours}
     mine = {p for p, rec in ours.items() if rec.edited(tree.read(p)) and (not paths or p in paths)}
     return sorted(dirty | mine)
+
+
+def link_deltas(tree: Tree, expected: Overlay, paths: Sequence[str]) -> list[FileDelta]:
+    """Each file's edit from ``expected`` to the tree; a symbolic link is written as one (mode
+    120000) on each side it is one: as the series leaves it (or as committed), and now."""
+    committed = committed_links(tree, [p for p in paths if p not in expected.modes])
+    deltas = []
+    for p in paths:
+        before = LINK if expected.modes.get(p) == LINK or p in committed else None
+        after = LINK if tree.mode(p) == LINK else None
+        deltas.append(FileDelta(p, expected.read(p), tree.read(p), before, after))
+    return deltas
 
 
 def _sha(content: bytes | None) -> str | None:
@@ -135,7 +148,7 @@ def _edits(
             hint="edit the files in the checkout first (`patchkit status` shows what patchkit "
             "applied), or name the edited files as arguments",
         )
-    return [FileDelta(p, expected.read(p), tree.read(p)) for p in edited]
+    return link_deltas(tree, expected, edited)
 
 
 def refuse_taken(patch_id: str, patches: Sequence[PatchMeta], patches_dir: Path | None) -> None:
@@ -195,7 +208,7 @@ def _refresh(
             hint="refresh the last patch of the series that touches them, or reset and re-apply",
         )
     before = _expected(tree, series[:index], blobs)
-    diff = unified_diff(FileDelta(p, before.read(p), tree.read(p)) for p in files)
+    diff = unified_diff(link_deltas(tree, before, files))
     if not diff:
         raise TreeError(f"refreshing {meta.id} would leave an empty patch; nothing written")
     changed = diff != meta.file.read_bytes()

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from patchkit.gitrepo import GitRepo
 from patchkit.targets import profile
 from patchkit.workspace.installed import InstalledTree, installed_commit, modified_files
+from patchkit.workspace.links import LINK
 from patchkit.workspace.tree import Tree
 
 
@@ -38,10 +39,19 @@ def committed_reader(tree: Tree) -> Callable[[str], bytes | None]:
     repo = GitRepo(tree.root)
 
     def read(path: str) -> bytes | None:
-        tree.disk_path(path)  # the same path checks as any read
+        tree.mode(path)  # the same path checks as any read (a link: one inside the tree)
         return repo.read_file("HEAD", path)
 
     return read
+
+
+def committed_links(tree: Tree, paths: Sequence[str]) -> set[str]:
+    """Of ``paths``, those that are symbolic links as last committed (a checkout's HEAD); other
+    trees have no history: those that are links now."""
+    if isinstance(tree, InstalledTree) or not paths:
+        return {p for p in paths if tree.mode(p) == LINK}
+    with GitRepo(tree.root) as repo:
+        return {p for p, (mode, _) in repo.ls_tree("HEAD", list(paths)).items() if mode == "120000"}
 
 
 # Above this many paths one ``git status`` of the whole tree, filtered, is cheaper than naming

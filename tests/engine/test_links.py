@@ -169,3 +169,23 @@ def test_reset_force_never_writes_a_links_target_into_a_file_put_in_its_place(
     with pytest.raises(TreeError, match=r"docs/current: refused: .*symbolic link to 'a\.txt'"):
         s.reset(force=True)
     assert (s.root / "docs" / "current").read_text() == "mine\n"  # never 'a.txt' as a file
+
+
+def test_record_writes_links_as_links_and_apply_makes_them_again(tmp_path: Path) -> None:
+    s = Scenario(tmp_path, {"a.txt": "a\n", "docs/b.txt": "b\n"})
+    os.symlink("b.txt", s.root / "docs" / "cur")
+    s.upstream.commit({}, "a link")
+    s.lock_to_head()
+    committed = snapshot(s.root)
+    os.symlink("docs/b.txt", s.root / "newlink")
+    (s.root / "docs" / "cur").unlink()
+    os.symlink("../a.txt", s.root / "docs" / "cur")
+    edited = snapshot(s.root)
+    where = ["--target", "demo", "--project", str(s.project.path), "--checkout", str(s.root)]
+    assert main(["record", *where, "--patch", "links", "--title", "t", "--why", "w"]) == 0
+    diff = (s.set_root / "patches" / "links.patch").read_bytes()
+    assert b"new file mode 120000" in diff and b" 120000\n--- a/docs/cur" in diff
+    assert main(["reset", *where]) == 0
+    assert snapshot(s.root) == committed
+    assert main(["apply", *where]) == 0
+    assert snapshot(s.root) == edited
