@@ -23,7 +23,9 @@ once in the file. The place is taken only when the evidence holds without the dr
 
 A hunk that appended a paragraph of its own at the end of the file (a new test, a new task)
 goes at the end here too, after what upstream appended there, when it belongs to what it
-belonged to at base (the top level, or the same enclosing line).
+belonged to at base (the top level, or the same enclosing line); one that appended it at the
+end of the block closing the file goes above those closing lines
+(:mod:`patchkit.engine.diff.closing`).
 
 Anything less stays a conflict: this is never a guess.
 """
@@ -33,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 
 from patchkit.engine.diff.beside import inserted_apart
+from patchkit.engine.diff.closing import place_above_closing
 from patchkit.engine.diff.fileview import FileView
 from patchkit.engine.diff.parse import Hunk
 from patchkit.engine.diff.placement import Placer, Plan, PlanState, weight
@@ -231,7 +234,7 @@ def place_one_sided(placer: Placer, plan: Plan) -> bool:
     trials = _trials(placer, plan)
     holding = [t for t in trials if _holds(placer, t)]
     if len({t.at + t.hunk.lead for t in trials}) != 1 or not holding:
-        return False
+        return place_above_closing(placer, plan)
     trial = holding[0]
     dropped = len(plan.hunk.old) - len(trial.hunk.old)
     side = "leading" if not trial.lead_kept else "trailing"
