@@ -235,6 +235,18 @@ def test_an_edit_that_declares_a_name_used_later_stays_a_conflict(tmp_path: Path
     assert text == upstream
 
 
+def test_a_statement_both_sides_rewrote_stays_a_conflict(tmp_path: Path) -> None:
+    # the patch rewrote the very statement upstream edited: not a deletion of it
+    base = "def tail():\n    return 1\n"
+    patched, upstream = base.replace("1", "2"), base.replace("1", "9")
+    report, text = ported(tmp_path, "tail.py", base, patched, upstream)
+    assert report.outcome is Outcome.CONFLICT
+    assert text == upstream
+    ours = HOOK_C.replace("expect_ne((long)rp, 0);", "expect_ne((long)rp, NULL);").encode()
+    theirs = HOOK_C.replace("expect_ne((long)rp, 0);", "expect_ne((long)rp, -1);").encode()
+    assert merge_over_deletions("hook.cc", ours, HOOK_C.encode(), theirs) is None
+
+
 def test_an_edit_reaching_past_what_the_patch_deletes_is_never_dropped() -> None:
     base = HOOK_C.encode()
     theirs = _hook_patched(HOOK_C).encode()

@@ -168,6 +168,8 @@ class _Merge:
             return True
         if _names(self.base[up.start : up.end]) - _names(up.lines):
             return False  # upstream took a name away (a renamed callee): the patch may need it
+        if self.rewritten(up):
+            return False  # both sides rewrote one statement: a conflict, as git says
         base, ours = self.side("base"), self.side("ours")
         if base is None or ours is None:
             return False
@@ -178,6 +180,14 @@ class _Merge:
             return False
         self.dropped.append(up)
         return True
+
+    def rewritten(self, up: Change) -> bool:
+        """A new line of the patch's change over ``up`` names every name of a base line
+        upstream edited there (``return 1`` became ``return 2`` in the patch and ``return 9``
+        upstream): the patch wrote that statement anew, it did not delete it."""
+        new = [_names([line]) for p in self.patch if _overlap(up, p) for line in p.lines]
+        edited = [_names([line]) for line in self.base[up.start : up.end]]
+        return any(names <= line for names in edited for line in new)
 
     def kept_import(self, up: Change) -> bool:
         """Python: ``up`` rewrote an import line the patch deletes as unused, and the rest of
