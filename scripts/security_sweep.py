@@ -27,6 +27,7 @@ from security_kit import (
 )
 
 from testing.builders import run_git
+from testing.fake_index import COMMITS, FakeIndex, make_tarball, sdist_files
 
 Build = Callable[[Path], list[Run]]
 
@@ -264,6 +265,46 @@ def git_config_in_checkout(tmp: Path) -> list[Run]:
     ]
 
 
+def sdist_with_git_dirs(tmp: Path) -> list[Run]:
+    """A source release holding ``.git/config`` (fsmonitor, hooksPath), a hook, a nested
+    ``.git`` file leading to a repository it also ships, and ``* filter=evil``: fetched into the
+    cache (committed, checked out) and patched, nothing of it runs."""
+    top, program = "fake_vllm-0.2.0", plant(tmp)
+    files = sdist_files("0.2.0")
+    files.update(
+        {
+            f"{top}/.git/config": f"[core]\n\tfsmonitor = {program}\n\thooksPath = h\n".encode(),
+            f"{top}/.git/HEAD": b"ref: refs/heads/main\n",
+            f"{top}/.git/hooks/post-checkout": f"#!/bin/sh\n{program}\n".encode(),
+            f"{top}/h/post-checkout": f"#!/bin/sh\n{program}\n".encode(),
+            f"{top}/evil/config": f"[core]\n\tfsmonitor = {program}\n".encode(),
+            f"{top}/evil/HEAD": b"ref: refs/heads/main\n",
+            f"{top}/sub/.git": b"gitdir: ../evil\n",
+            f"{top}/.gitattributes": b"* filter=evil\n",
+        }
+    )
+    index = FakeIndex()
+    index.add(f"{top}.tar.gz", make_tarball(files, exec_=(f"{top}/h/post-checkout",)))
+    index.start()  # (a daemon thread: it serves until the run ends)
+    project = tmp / "project"
+    (project / "patchsets" / "s" / "patches").mkdir(parents=True)
+    (project / "upstream.lock").write_text(
+        '[targets.vllm]\nrepository = "https://github.com/vllm-project/vllm"\n'
+        f'version = "0.2.0"\ncommit = "{COMMITS["0.2.0"]}"\n'
+        'source = { kind = "index", package = "fake-vllm" }\n'
+    )
+    (project / "patchsets" / "s" / "patchset.toml").write_text(
+        '[patchset]\nname = "s"\nversion = "1.0.0"\ndescription = "x"\ntargets = ["vllm"]\n'
+        'series = ["p1"]\n'
+    )
+    patches = project / "patchsets" / "s" / "patches"
+    (patches / "p1.toml").write_text('id = "p1"\ntarget = "vllm"\ntitle = "t"\nwhy = "w"\n')
+    (patches / "p1.patch").write_bytes(edit_diff("vllm/core.py", "VERSION = '0.2.0'\n", "V = 2\n"))
+    env = {"PATCHKIT_INDEX_URL": index.url}
+    argv = ["--target", "vllm", "--project", str(project)]
+    return [Run([verb, *argv], (0,), env=env) for verb in ("fetch", "apply", "status", "reset")]
+
+
 SWEEP = [
     Case("bounded input", "TOML duplicate key", _meta_text(b'title = "a"\ntitle = "b"\n'), True),
     Case("bounded input", "TOML duplicate table", _meta_text(b"[upstream]\n[upstream]\n")),
@@ -318,4 +359,5 @@ SWEEP = [
     Case("untrusted cache", "cache entries replaced by directories", _cache_entry("dir")),
     Case("untrusted cache", "cache entries replaced by links out", _cache_entry("link")),
     Case("run code via git", "fsmonitor, hooks, filters in a checkout", git_config_in_checkout),
+    Case("run code via git", "a source release holding .git dirs and files", sdist_with_git_dirs),
 ]
