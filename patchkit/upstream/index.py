@@ -14,6 +14,7 @@ import logging
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,6 +26,7 @@ from packaging.version import InvalidVersion, Version
 from patchkit import progress
 from patchkit.cache import Cache
 from patchkit.errors import SourceError, shown
+from patchkit.trust.envvars import seconds
 
 if TYPE_CHECKING:  # the index client (and rich's bar) load when the index is asked, not before
     import requests
@@ -35,6 +37,8 @@ log = logging.getLogger("patchkit.upstream.index")
 
 TIMEOUT_S = 60.0
 CHUNK = 1 << 16
+MAX_DOWNLOAD_BYTES = 4 << 30  # a source release larger is no release of vLLM or FlashInfer
+DOWNLOAD_S = 3600.0  # PATCHKIT_DOWNLOAD_TIMEOUT overrides it: one download, start to end
 # pip config sections in the order pip itself lets them win for `pip download`/`pip install`.
 _PIP_SECTIONS = ("download", "install", "global")
 
@@ -264,8 +268,23 @@ def _write_with_progress(chunks: Iterator[bytes], path: Path, label: str, size: 
 
 
 def _copy(chunks: Iterator[bytes], path: Path, digest: Any, advance: Callable[[int], None]) -> None:
+    """Write ``chunks``; SourceError past :data:`MAX_DOWNLOAD_BYTES` or past
+    ``PATCHKIT_DOWNLOAD_TIMEOUT`` (a server that sends a byte now and then never ends)."""
+    deadline = time.monotonic() + seconds("PATCHKIT_DOWNLOAD_TIMEOUT", DOWNLOAD_S)
+    written = 0
     with path.open("wb") as out:
         for chunk in chunks:
+            written += len(chunk)
+            if written > MAX_DOWNLOAD_BYTES or time.monotonic() > deadline:
+                why = (
+                    f"is larger than {MAX_DOWNLOAD_BYTES} bytes (MAX_DOWNLOAD_BYTES)"
+                    if written > MAX_DOWNLOAD_BYTES
+                    else "did not end within PATCHKIT_DOWNLOAD_TIMEOUT seconds"
+                )
+                raise SourceError(
+                    f"downloading {path.name.removesuffix('.part')}: it {why}; stopped",
+                    hint="check the index (PATCHKIT_INDEX_URL / PIP_INDEX_URL) and the network",
+                )
             out.write(chunk)
             digest.update(chunk)
             advance(len(chunk))

@@ -13,6 +13,9 @@ from pathlib import Path, PurePosixPath
 
 from patchkit.errors import SourceError, shown
 
+MAX_RELEASE_BYTES = 8 << 30  # what a release's members may hold, together (vLLM's: ~0.1 GB)
+MAX_MEMBERS = 500_000  # members of a release (vLLM's: a few thousand)
+
 
 @dataclass(frozen=True)
 class SdistTree:
@@ -24,7 +27,7 @@ def extract_sdist(archive: Path, dest: Path) -> SdistTree:
     """Extract a source release under ``dest``, refusing any member that would land outside."""
     try:
         with tarfile.open(archive) as tar:
-            members = tar.getmembers()
+            members = _bounded(tar, archive)
             for member in members:  # paths first, so an absolute path is named as such
                 _check_member(member, None, archive)
             top = _single_top(members, archive)
@@ -39,6 +42,24 @@ def extract_sdist(archive: Path, dest: Path) -> SdistTree:
     root = dest / top
     _drop_sdist_files(root)
     return SdistTree(root, max((int(m.mtime) for m in members), default=0))
+
+
+def _bounded(tar: tarfile.TarFile, archive: Path) -> list[tarfile.TarInfo]:
+    """The archive's members, read one by one (a gzip bomb's headers say what it would
+    write): SourceError before extracting when more than :data:`MAX_MEMBERS` or than
+    :data:`MAX_RELEASE_BYTES` together."""
+    members, total = [], 0
+    for member in tar:
+        members.append(member)
+        total += member.size
+        if len(members) > MAX_MEMBERS or total > MAX_RELEASE_BYTES:
+            raise SourceError(
+                f"{archive} is no source release patchkit extracts: over {MAX_MEMBERS} members "
+                f"or {MAX_RELEASE_BYTES} bytes (MAX_MEMBERS, MAX_RELEASE_BYTES); nothing was "
+                "extracted",
+                hint="the archive is unsafe or broken; use a git source for this target",
+            )
+    return members
 
 
 def _extract_all(tar: tarfile.TarFile, members: list[tarfile.TarInfo], dest: Path) -> None:
