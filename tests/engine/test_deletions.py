@@ -245,6 +245,8 @@ def test_a_statement_both_sides_rewrote_stays_a_conflict(tmp_path: Path) -> None
     ours = HOOK_C.replace("expect_ne((long)rp, 0);", "expect_ne((long)rp, NULL);").encode()
     theirs = HOOK_C.replace("expect_ne((long)rp, 0);", "expect_ne((long)rp, -1);").encode()
     assert merge_over_deletions("hook.cc", ours, HOOK_C.encode(), theirs) is None
+    theirs = HOOK_C.replace("expect_ne((long)rp, 0);", "check_rp(rp, 2);").encode()
+    assert merge_over_deletions("hook.cc", ours, HOOK_C.encode(), theirs) is None
 
 
 def test_an_edit_reaching_past_what_the_patch_deletes_is_never_dropped() -> None:

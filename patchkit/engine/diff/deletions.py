@@ -22,7 +22,9 @@ there is one. Every other upstream change must be one of these, else the conflic
   one): it goes at the file's end. Inserted lines anywhere else beside or inside a deletion
   upstream made (a context line above them gone: they may need it) leave the conflict;
 - **an edit inside what the patch deletes**: upstream rewrote lines that all lie in a run the
-  patch deletes, the rewrite took no name away (a literal, an operator, a name added: never a
+  patch deletes, whose new lines there name none of the names of those lines (else the patch
+  may have rewritten the same statement: ``return 1`` became ``return 2`` there and ``return
+  9`` upstream, a conflict), the rewrite took no name away (a literal, an operator, a name added: never a
   renamed callee, which the patch's own lines may need too) and it is whole syntax on both
   sides (every node of the base across the rewritten lines lies inside that run or holds all
   of it; every node of upstream's new lines lies inside them or holds them all): **upstream's
@@ -182,12 +184,12 @@ class _Merge:
         return True
 
     def rewritten(self, up: Change) -> bool:
-        """A new line of the patch's change over ``up`` names every name of a base line
-        upstream edited there (``return 1`` became ``return 2`` in the patch and ``return 9``
-        upstream): the patch wrote that statement anew, it did not delete it."""
-        new = [_names([line]) for p in self.patch if _overlap(up, p) for line in p.lines]
-        edited = [_names([line]) for line in self.base[up.start : up.end]]
-        return any(names <= line for names in edited for line in new)
+        """The patch's new lines over ``up`` name a name of the base lines upstream edited
+        there (``return 1`` became ``return 2`` in the patch and ``return 9`` upstream;
+        ``foo(a, b)`` became ``bar(a, b, c)``): the patch may have written that statement anew
+        rather than deleted it, and both sides' edits of it are a conflict."""
+        new = _names([line for p in self.patch if _overlap(up, p) for line in p.lines])
+        return bool(new & _names(self.base[up.start : up.end]))
 
     def kept_import(self, up: Change) -> bool:
         """Python: ``up`` rewrote an import line the patch deletes as unused, and the rest of
