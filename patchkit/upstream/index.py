@@ -38,6 +38,7 @@ log = logging.getLogger("patchkit.upstream.index")
 TIMEOUT_S = 60.0
 CHUNK = 1 << 16
 MAX_DOWNLOAD_BYTES = 4 << 30  # a source release larger is no release of vLLM or FlashInfer
+MAX_PAGE_BYTES = 64 << 20  # an index page listing a project's files (vLLM's: ~1 MB)
 DOWNLOAD_S = 3600.0  # PATCHKIT_DOWNLOAD_TIMEOUT overrides it: one download, start to end
 # pip config sections in the order pip itself lets them win for `pip download`/`pip install`.
 _PIP_SECTIONS = ("download", "install", "global")
@@ -197,11 +198,19 @@ class PackageIndex:
 
     def _project_page(self, project: str) -> ProjectPage:
         import requests
-        from pypi_simple import NoSuchProjectError, PyPISimple
+        from pypi_simple import NoSuchProjectError, ProjectPage, PyPISimple
 
         with PyPISimple(endpoint=self.url, session=self.session) as client:
+            url = client.get_project_url(project)
             try:
-                return client.get_project_page(project, timeout=TIMEOUT_S)
+                with self.session.get(
+                    url, timeout=TIMEOUT_S, headers={"Accept": client.accept}, stream=True
+                ) as resp:
+                    if resp.status_code == 404:
+                        raise NoSuchProjectError(project, url)
+                    resp.raise_for_status()
+                    resp._content = _page(_arriving(resp), url)  # read, bounded
+                    return ProjectPage.from_response(resp, project)
             except NoSuchProjectError as exc:
                 raise SourceError(
                     f"project {shown(project)} not found on the package index {self.url}",
@@ -235,7 +244,7 @@ class PackageIndex:
             with self.session.get(release.url, stream=True, timeout=TIMEOUT_S) as resp:
                 resp.raise_for_status()
                 size = int(resp.headers.get("content-length") or 0) or None
-                return _write_with_progress(resp.iter_content(CHUNK), path, release.filename, size)
+                return _write_with_progress(_arriving(resp), path, release.filename, size)
         except requests.RequestException as exc:
             raise _unreachable(self.config, f"downloading {release.url}", exc) from exc
 
@@ -265,6 +274,34 @@ def _write_with_progress(chunks: Iterator[bytes], path: Path, label: str, size: 
         task = bar.add_task(escape(f"downloading {label}"), total=size)  # names are no markup
         _copy(chunks, path, digest, lambda n: bar.advance(task, n))
     return digest.hexdigest()
+
+
+def _arriving(resp: requests.Response) -> Iterator[bytes]:
+    """A streamed response's bytes as they arrive (whatever came, not a full chunk: a server
+    sending a byte now and then is seen doing so, and stopped by the caller's time limit)."""
+    read1 = getattr(resp.raw, "read1", None)  # urllib3 >= 2
+    if read1 is None:
+        yield from resp.iter_content(CHUNK)
+        return
+    while chunk := read1(CHUNK):
+        yield chunk
+
+
+def _page(chunks: Iterator[bytes], url: str) -> bytes:
+    """An index page's bytes, read as they come: SourceError past :data:`MAX_PAGE_BYTES` or
+    past ``PATCHKIT_DOWNLOAD_TIMEOUT``."""
+    deadline = time.monotonic() + seconds("PATCHKIT_DOWNLOAD_TIMEOUT", DOWNLOAD_S)
+    body = bytearray()
+    for chunk in chunks:
+        body += chunk
+        if len(body) > MAX_PAGE_BYTES or time.monotonic() > deadline:
+            why = f"over {MAX_PAGE_BYTES} bytes" if len(body) > MAX_PAGE_BYTES else "too slow"
+            raise SourceError(
+                f"the index page {url} is {why} (MAX_PAGE_BYTES, PATCHKIT_DOWNLOAD_TIMEOUT); "
+                "stopped",
+                hint="check the index (PATCHKIT_INDEX_URL / PIP_INDEX_URL) and the network",
+            )
+    return bytes(body)
 
 
 def _copy(chunks: Iterator[bytes], path: Path, digest: Any, advance: Callable[[int], None]) -> None:

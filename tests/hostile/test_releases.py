@@ -6,11 +6,14 @@ or a wait without end."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import tarfile
+import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -85,3 +88,40 @@ def test_a_download_that_trickles_is_stopped_at_its_time_limit(
             _forever(b"x", 0.05), tmp_path / "r.tar.gz.part", index.hashlib.sha256(), lambda n: None
         )
     assert time.monotonic() - started < 5
+
+
+class _Trickle(BaseHTTPRequestHandler):
+    """An index that answers a page a byte at a time, without end."""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.end_headers()
+        self.wfile.write(b"<html><body>")
+        with contextlib.suppress(OSError):
+            while not self.server.done:  # type: ignore[attr-defined]
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                time.sleep(0.05)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_an_index_page_that_trickles_is_stopped_at_its_time_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Trickle)
+    server.done = False  # type: ignore[attr-defined]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("PATCHKIT_DOWNLOAD_TIMEOUT", "1")
+    url = f"http://127.0.0.1:{server.server_address[1]}/simple/"
+    started = time.monotonic()
+    try:
+        with pytest.raises(SourceError, match=r"index page .* is too slow"):
+            index.PackageIndex(index.IndexConfig(url, "test")).releases("fake-vllm")
+    finally:
+        server.done = True  # type: ignore[attr-defined]
+        server.shutdown()
+        server.server_close()
+    assert time.monotonic() - started < 10
