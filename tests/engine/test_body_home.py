@@ -235,3 +235,64 @@ def test_a_long_body_is_compared_by_what_differs_and_never_beyond_a_bound() -> N
     assert home is not None and home.path == ("compute_all_v2",)
     spread = _function("compute_all_v2", 20000, every=5)
     assert body_home(base, scope, FileView("a.c", split_lines(spread.encode()))) is None
+
+
+REALLOC_C = dedent(
+    """
+    #include <stdlib.h>
+
+    static libAtomic size_t used_memory = 0;
+
+    void *try_realloc_usable(void *ptr, size_t size, size_t *usable) {
+        check_size(size);
+        size_t oldsize;
+        void *newptr;
+
+        if (size == 0 && ptr != NULL) {
+            zfree(ptr);
+            return NULL;
+        }
+        if (ptr == NULL)
+            return try_malloc_usable(size, usable);
+
+        oldsize = alloc_size(ptr);
+        newptr = realloc(ptr, size);
+        if (newptr == NULL) return NULL;
+        update_stats(oldsize, newptr);
+        return newptr;
+    }
+    """
+)
+REALLOC_WRAPPER = dedent(
+    """
+
+    void *try_realloc_usable(void *ptr, size_t size, size_t *usable) {
+        size_t got = 0;
+        ptr = try_realloc_usable_internal(ptr, size, &got);
+        if (usable) *usable = got;
+        return ptr;
+    }
+    """
+)
+GUARD = "    if (size >= SIZE_MAX/2) {\n        zfree(ptr);\n        return NULL;\n    }\n\n"
+
+
+def test_a_hunk_its_context_placed_in_the_renamed_body_is_merged_with_the_others(
+    tmp_path: Path,
+) -> None:
+    """Two hunks of one definition whose body moved behind a wrapper: one conflicts (the
+    signature upstream rewrote is its context), the other's context is intact in the new
+    definition; both go there, the second where its context put it."""
+    patched = REALLOC_C.replace("    check_size(size);\n", "").replace(
+        "    oldsize = alloc_size(ptr);\n", GUARD + "    oldsize = alloc_size(ptr);\n"
+    )
+
+    def split(text: str) -> str:
+        inner = text.replace(
+            "void *try_realloc_usable(", "static void *try_realloc_usable_internal("
+        )
+        return inner + REALLOC_WRAPPER
+
+    report, text = ported(tmp_path, "realloc.c", REALLOC_C, patched, split(REALLOC_C))
+    assert report.outcome is Outcome.CARRIED, report.result.details
+    assert text == split(patched)

@@ -321,6 +321,14 @@ def _own_span(ours: Sequence[bytes], hunk: Hunk) -> tuple[int, int] | None:
     return spots[0] + 1, spots[0] + 1
 
 
+def _placed_span(plan: Plan, mine: Scope) -> tuple[int, int] | None:
+    """Where a hunk of the group that its context placed here (once, inside ``mine``) has
+    its lines, in the scope's rows; None for any other (its own lines must show where)."""
+    if plan.state is not PlanState.APPLY or not mine.start <= plan.at <= plan.end <= mine.end + 1:
+        return None
+    return plan.at - mine.start, plan.end - mine.start
+
+
 _NEXT_TO = 16  # lines upstream may have inserted between a hunk's own lines and its context
 
 
@@ -346,7 +354,7 @@ def _by_own_lines(
     spans = []
     for plan in group:
         hunk = plan.hunk
-        span = _own_span(ours, hunk)
+        span = _placed_span(plan, mine) or _own_span(ours, hunk)
         if span is None or not (moved or _beside(ours, hunk, span)):
             return None
         spans.append((*span, list(hunk.new[hunk.lead : len(hunk.new) - hunk.trail])))
