@@ -76,12 +76,9 @@ MergeAll = Callable[[Job, Placer, list[Plan]], FileResult]
 def last_pass(job: Job, placer: Placer, merge_all: MergeAll) -> FileResult | None:
     """The file's hunks placed again and merged with :class:`ByStatements` (``merge_all``:
     the merge of the missing hunks, scope by scope, then the whole file); None unless that
-    carries the patch (the conflict before it stands). First with each hunk as the diff has
-    it; then, when that conflicts, with a hunk placed by its context writing only the lines it
-    changes, its context left as the file has it (a scope merged whole beside it may begin
-    inside that context; cut so, a hunk's context no longer tells a scope merge where its body
-    went under another name, so the cut is never the first try). When the merge dropped a
-    hunk's added lines,
+    carries the patch (the conflict before it stands). A hunk placed by its context writes
+    only the lines it changes, its context left as the file has it (a scope merged whole
+    beside it may begin inside that context). When the merge dropped a hunk's added lines,
     the same again with each hunk that only inserts read one way, then the other, along equal
     lines around it (:func:`slid`): the same change, whose added lines the merge may have put
     there so read."""
@@ -91,19 +88,16 @@ def last_pass(job: Job, placer: Placer, merge_all: MergeAll) -> FileResult | Non
         if hunks not in readings:
             readings.append(hunks)
     for hunks in readings:
-        dropped = False  # added lines the merge dropped: the next reading may keep them
-        for own_lines in (False, True):
-            result = _merged(job, placer, merge_all, hunks, own_lines=own_lines)
-            if result is None or result.outcome.carried:
-                return result
-            dropped = dropped or result.outcome is Outcome.FAILED
-        if not dropped:
+        result = _merged(job, placer, merge_all, hunks)
+        if result is None or result.outcome.carried:
+            return result
+        if result.outcome is not Outcome.FAILED:  # not added lines the merge dropped
             return None
     return None
 
 
 def _merged(
-    job: Job, placer: Placer, merge_all: MergeAll, hunks: Sequence[Hunk], *, own_lines: bool
+    job: Job, placer: Placer, merge_all: MergeAll, hunks: Sequence[Hunk]
 ) -> FileResult | None:
     plans = place(placer, hunks)
     if any(p.state is PlanState.AMBIGUOUS for p in plans):
@@ -112,7 +106,7 @@ def _merged(
     if not missing:
         return None
     for plan in plans:
-        if own_lines and plan.state is PlanState.APPLY:
+        if plan.state is PlanState.APPLY:
             _own_lines(plan)
     return merge_all(dataclasses.replace(job, merge=ByStatements(job.merge)), placer, missing)
 
