@@ -37,6 +37,7 @@ from security_kit import (  # noqa: E402
     Run,
     absent,
     edit_diff,
+    gh_run,
     home_for_git,
     meta_line,
     new_file_diff,
@@ -351,23 +352,9 @@ def _gh_case(
     answer: str | Callable[[], str], codes: tuple[int, ...] = (3,)
 ) -> Callable[[Path], list[Run]]:
     def build(tmp: Path) -> list[Run]:
-        s = scenario(tmp)
-        s.add("p1", {"a.txt": "a one\na TWO\n"})
-        meta_line(s, "p1", 'issues = ["https://github.com/o/r/issues/1"]')
-        lock = s.lock_path
-        lock.write_text(
-            lock.read_text().replace("https://example.com/demo", "https://github.com/o/r")
-        )
-        bin_dir = tmp / "bin"
-        bin_dir.mkdir()
         out = tmp / "gh-answer.json"
         out.write_text(answer if isinstance(answer, str) else answer())
-        gh = bin_dir / "gh"
-        gh.write_text(f'#!/bin/sh\ncase "$1" in auth) exit 0;; pr) cat {out};; esac\n')
-        gh.chmod(0o755)
-        env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
-        argv = ["upstream-check", "--project", str(s.project.path), "--dry-run"]
-        return [Run(argv, codes, env)]
+        return gh_run(tmp, f"cat {out}", codes)
 
     return build
 

@@ -68,6 +68,26 @@ def meta_line(s: Scenario, patch_id: str, line: str) -> None:
     meta.write_text(line + "\n" + meta.read_text())
 
 
+def gh_run(
+    tmp: Path, script: str, codes: tuple[int, ...] = (3,), timeout: float = 60.0
+) -> list[Run]:
+    """``upstream-check`` of a patch naming a GitHub issue, with a ``gh`` on ``PATH`` whose
+    ``pr`` commands run the shell ``script`` (``gh auth`` answers logged in)."""
+    s = scenario(tmp)
+    s.add("p1", {"a.txt": "a one\na TWO\n"})
+    meta_line(s, "p1", 'issues = ["https://github.com/o/r/issues/1"]')
+    lock = s.lock_path
+    lock.write_text(lock.read_text().replace("https://example.com/demo", "https://github.com/o/r"))
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir()
+    gh = bin_dir / "gh"
+    gh.write_text(f'#!/bin/sh\ncase "$1" in auth) exit 0;; pr) {script};; esac\n')
+    gh.chmod(0o755)
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "PATCHKIT_GH_TIMEOUT": "3"}
+    argv = ["upstream-check", "--project", str(s.project.path), "--dry-run"]
+    return [Run(argv, codes, env, timeout=timeout)]
+
+
 def absent(path: Path) -> Callable[[], str | None]:
     return lambda: f"{path} was written" if path.exists() or path.is_symlink() else None
 

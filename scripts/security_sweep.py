@@ -18,8 +18,8 @@ from security_kit import (
     Run,
     absent,
     edit_diff,
+    gh_run,
     marker,
-    meta_line,
     new_file_diff,
     plant,
     scenario,
@@ -167,24 +167,7 @@ def lock_path_root(tmp: Path) -> list[Run]:
 
 # -- gh answers ------------------------------------------------------------------------------
 def _gh(script: str, codes: tuple[int, ...] = (3,), timeout: float = 60.0) -> Build:
-    def build(tmp: Path) -> list[Run]:
-        s = scenario(tmp)
-        s.add("p1", {"a.txt": "a one\na TWO\n"})
-        meta_line(s, "p1", 'issues = ["https://github.com/o/r/issues/1"]')
-        lock = s.lock_path
-        lock.write_text(
-            lock.read_text().replace("https://example.com/demo", "https://github.com/o/r")
-        )
-        bin_dir = tmp / "bin"
-        bin_dir.mkdir()
-        gh = bin_dir / "gh"
-        gh.write_text(f'#!/bin/sh\ncase "$1" in auth) exit 0;; pr) {script};; esac\n')
-        gh.chmod(0o755)
-        env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "PATCHKIT_GH_TIMEOUT": "3"}
-        argv = ["upstream-check", "--project", str(s.project.path), "--dry-run"]
-        return [Run(argv, codes, env, timeout=timeout)]
-
-    return build
+    return lambda tmp: gh_run(tmp, script, codes, timeout)
 
 
 # -- the cache -------------------------------------------------------------------------------
@@ -206,6 +189,7 @@ def _cache_entry(kind: str) -> Build:
         settle = lambda: time.sleep(2.1)  # noqa: E731 (files of the last 2 s make no record)
         return [
             Run(["status", *where(s)], (0,), check=settle),  # fills the cache
+            # (the check spoils the cache the runs before filled, for the runs after)
             Run(["apply", *where(s)], (0,), check=lambda: _spoil(tmp / "cache", kind)),
             Run(["reset", *where(s)], (0, 2)),
             Run(["apply", *where(s)], (0, 2), timeout=30.0),
