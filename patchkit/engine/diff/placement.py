@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from patchkit.engine.diff.fileview import FileView, squash
 from patchkit.engine.diff.parse import Hunk
+from patchkit.engine.diff.spelling import file_renames, respelled
 from patchkit.engine.structure import Scope, ScopePath, language_of
 from patchkit.outcome import Candidate, Rule
 
@@ -222,8 +223,11 @@ def _present(lines: list[bytes], plan: Plan) -> bool:
 def place(placer: Placer, hunks: Sequence[Hunk]) -> list[Plan]:
     """A plan per hunk, in a :class:`PlanState`: ``APPLY`` at one place, ``PRESENT`` (already
     there), ``MISSING`` (context gone: a merge may still carry it, then ``MERGED``) or
-    ``AMBIGUOUS`` (candidates kept)."""
-    placer.plans = [_find(placer, h) for h in hunks]
+    ``AMBIGUOUS`` (candidates kept). Added lines naming what the target file spells anew
+    take its spelling first (:mod:`patchkit.engine.diff.spelling`)."""
+    base = placer.base
+    renames = file_renames(base.lines, placer.target.lines, hunks) if base else []
+    placer.plans = [_find(placer, respelled(h, renames)) for h in hunks]
     progress = True
     while progress:
         progress = False
