@@ -76,7 +76,7 @@ def _separators(placer: Placer, plan: Plan) -> tuple[bytes, ...] | None:
     holder = _holder(base.lines[:at_base], depth)
     if holder is None or holder != _holder(target.lines[:at], depth):
         return None
-    if any(target.find(part) for part in _parts(hunk.added)):
+    if any(target.find(part) for part in added_parts(hunk.added)):
         return None  # already there, in part or whole: not this rule's to judge
     here = _blank_run(target.lines[:at])
     if here == run:
@@ -84,7 +84,7 @@ def _separators(placer: Placer, plan: Plan) -> tuple[bytes, ...] | None:
     return lead[len(lead) - run :] if here == 0 else None
 
 
-def _parts(added: Sequence[bytes]) -> list[list[bytes]]:
+def added_parts(added: Sequence[bytes]) -> list[list[bytes]]:
     """The added lines in runs between blank lines, each with a line that is not blank."""
     parts: list[list[bytes]] = [[]]
     for line in added:

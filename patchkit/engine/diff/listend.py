@@ -20,8 +20,7 @@ from __future__ import annotations
 import re
 
 from patchkit.engine.diff.onesided import trimmed
-from patchkit.engine.diff.paragraph import in_scope
-from patchkit.engine.diff.placement import Placer, Plan, PlanState, weight
+from patchkit.engine.diff.placement import Placer, Plan, PlanState, in_scope, weight
 from patchkit.outcome import Rule
 
 _TOKEN = re.compile(rb"\w+|\S")

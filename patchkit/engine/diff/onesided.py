@@ -37,6 +37,7 @@ import dataclasses
 from patchkit.engine.diff.beside import inserted_apart
 from patchkit.engine.diff.closing import place_above_closing
 from patchkit.engine.diff.fileview import FileView
+from patchkit.engine.diff.paraclose import place_closing_paragraph
 from patchkit.engine.diff.parse import Hunk
 from patchkit.engine.diff.placement import Placer, Plan, PlanState, weight
 from patchkit.engine.structure import Scope
@@ -234,7 +235,7 @@ def place_one_sided(placer: Placer, plan: Plan) -> bool:
     trials = _trials(placer, plan)
     holding = [t for t in trials if _holds(placer, t)]
     if len({t.at + t.hunk.lead for t in trials}) != 1 or not holding:
-        return place_above_closing(placer, plan)
+        return place_above_closing(placer, plan) or place_closing_paragraph(placer, plan)
     trial = holding[0]
     dropped = len(plan.hunk.old) - len(trial.hunk.old)
     side = "leading" if not trial.lead_kept else "trailing"

@@ -29,10 +29,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from patchkit.engine.diff.fileview import FileView, common_prefix
+from patchkit.engine.diff.fileview import FileView
 from patchkit.engine.diff.onesided import trimmed
 from patchkit.engine.diff.parse import Hunk
-from patchkit.engine.diff.placement import Placer, Plan, PlanState, weight
+from patchkit.engine.diff.placement import Placer, Plan, PlanState, in_scope, weight
 from patchkit.outcome import Rule
 
 _BETWEEN = 8  # lines upstream may have put between the two sides, at most
@@ -73,18 +73,6 @@ def _fits(lines: Sequence[bytes], at: int, hunk: Hunk, base_joins: tuple[bool, b
         return False
     opens_or_ends_blank = _blank(added[0]) or _blank(added[-1])
     return not (opens_or_ends_blank and _joined(above, below))
-
-
-def in_scope(placer: Placer, plan: Plan, at: int) -> bool:
-    """With a grammar, the place is in the scope path the hunk had at base, and no twin."""
-    base, target = placer.base, placer.target
-    if target.tree is None:
-        return True
-    if base is None or base.tree is None or plan.base_at is None:
-        return False
-    want = base.hunk_scope(plan.hunk, plan.base_at)
-    got = common_prefix([target.tree.scope_path(r) for r in (at - 1, at) if r >= 0])
-    return got == want and (not want or len(target.tree.find(want)) == 1)
 
 
 def _between(placer: Placer, plan: Plan) -> tuple[bool, int] | None:

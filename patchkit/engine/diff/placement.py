@@ -16,7 +16,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from patchkit.engine.diff.fileview import FileView, squash
+from patchkit.engine.diff.fileview import FileView, common_prefix, squash
 from patchkit.engine.diff.parse import Hunk
 from patchkit.engine.diff.spelling import file_renames, respelled
 from patchkit.engine.structure import Scope, ScopePath, language_of
@@ -371,3 +371,15 @@ def overlapping(plans: Sequence[Plan]) -> bool:
     """Two of the plans cover one line (two hunks found the same lines)."""
     spans = sorted((p.at, p.end) for p in plans)
     return any(end > start for (_, end), (start, _) in itertools.pairwise(spans))
+
+
+def in_scope(placer: Placer, plan: Plan, at: int) -> bool:
+    """With a grammar, the place is in the scope path the hunk had at base, and no twin."""
+    base, target = placer.base, placer.target
+    if target.tree is None:
+        return True
+    if base is None or base.tree is None or plan.base_at is None:
+        return False
+    want = base.hunk_scope(plan.hunk, plan.base_at)
+    got = common_prefix([target.tree.scope_path(r) for r in (at - 1, at) if r >= 0])
+    return got == want and (not want or len(target.tree.find(want)) == 1)
