@@ -218,3 +218,45 @@ def test_a_line_inserted_under_a_call_given_another_value_reading_its_receiver_r
     upstream = base.replace("pop(0)", "pop(1)")
     report, text = ported(tmp_path, "m.py", base, patched, upstream)
     assert report.outcome is Outcome.CONFLICT, (report.result.placements, text)
+
+
+def test_a_line_inserted_beside_a_new_key_that_names_the_old_key_stays_a_conflict(
+    tmp_path: Path,
+) -> None:
+    """Upstream's "max_conn" became "max_connections"; the patch's default under it still
+    sets "max_conn" (an independent review's case): not apart from the rewrite."""
+    base = dedent(
+        """
+        DEFAULTS = {}
+
+
+        def configure(cfg):
+            host = cfg.get("host")
+            conns = cfg.get("max_conn")
+            try:
+                port = int(cfg.get("port"))
+            except ValueError:
+                port = 0
+            return host, conns, port
+        """
+    )
+    upstream = base.replace('"max_conn"', '"max_connections"')
+    patched = base.replace(
+        '    conns = cfg.get("max_conn")\n',
+        '    conns = cfg.get("max_conn")\n    DEFAULTS["max_conn"] = 5\n',
+    ).replace("port = 0", "port = 80")
+    report, text = ported(tmp_path, "m.py", base, patched, upstream)
+    assert report.outcome is Outcome.CONFLICT
+    assert text == upstream
+
+
+def test_a_line_inserted_beside_a_new_version_that_copies_the_old_one_stays_a_conflict(
+    tmp_path: Path,
+) -> None:
+    patched = CONFIGURE.replace(
+        "define([ver_minor], 3)\n", "define([ver_minor], 3)\ndefine([ver_string], [1.3.0])\n"
+    ).replace("define([revcount], esyscmd([git rev-list HEAD | wc -l]))\n", "")
+    upstream = CONFIGURE.replace("[ver_minor], 3", "[ver_minor], 2")
+    report, text = ported(tmp_path, "configure.ac", CONFIGURE, patched, upstream)
+    assert report.outcome is Outcome.CONFLICT
+    assert text == upstream

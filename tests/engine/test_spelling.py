@@ -86,3 +86,89 @@ def test_a_name_the_patch_defines_itself_is_kept(tmp_path: Path) -> None:
     report, text = ported(tmp_path, PATH, C_BASE, C_BASE + helper + NEW_TEST, upstream)
     assert report.outcome is Outcome.CARRIED, report.result.details
     assert text == upstream + helper + NEW_TEST
+
+
+FETCH_PY = dedent(
+    """
+    import requests
+
+
+    def fetch(url):
+        timeout = 3
+        log("fetching")
+        print(timeout)
+        log("fetched")
+        return requests.get(url)
+
+
+    def post(url, data):
+        resp = requests.post(url, data)
+        return resp
+
+
+    def main():
+        a = 1
+        b = 2
+        c = 3
+        d = 4
+        e = 5
+        f = 6
+        g = 7
+        post("u", None)
+        h = 8
+        return a
+    """
+)
+
+
+def test_a_member_or_keyword_of_the_spelling_a_local_lost_is_kept(tmp_path: Path) -> None:
+    """Upstream renamed a local ``timeout`` of fetch(); another API's ``.timeout`` and
+    ``timeout=`` in the lines post() gets are not that local (an independent review's case)."""
+    upstream = FETCH_PY.replace("timeout", "deadline")
+    add = "    resp = requests.post(url, data)\n    print(resp.timeout, requests.Session(timeout=1))\n"
+    patched = FETCH_PY.replace("    resp = requests.post(url, data)\n", add)
+    report, text = ported(tmp_path, "m.py", FETCH_PY, patched, upstream)
+    assert text in (upstream, upstream.replace("    resp = requests.post(url, data)\n", add))
+    assert "resp.deadline" not in text and "Session(deadline" not in text, report.outcome
+
+
+def test_a_name_the_patch_also_uses_in_a_hunk_that_removes_lines_is_kept(tmp_path: Path) -> None:
+    """The patch's new helper(timeout=5) is called as helper(timeout=2) in a hunk that
+    removes a line (never respelled): one name is never split between two spellings."""
+    upstream = FETCH_PY.replace("timeout", "deadline")
+    helper = "    return resp\n\n\ndef helper(timeout=5):\n    return timeout * 2\n"
+    patched = FETCH_PY.replace("    return resp\n", helper).replace(
+        '    post("u", None)\n', "    helper(timeout=2)\n"
+    )
+    report, text = ported(tmp_path, "m.py", FETCH_PY, patched, upstream)
+    assert "def helper(deadline" not in text, report.outcome
+
+
+def test_a_c_member_of_the_spelling_a_local_lost_is_kept(tmp_path: Path) -> None:
+    base = dedent(
+        """
+        #include "hdr.h"
+
+        int read_all(int fd, char *buf)
+        {
+            int len = 0;
+            log_msg("reading");
+            len += read(fd, buf, 16);
+            log_msg("read");
+            return len;
+        }
+
+        void fill(struct hdr *hdr, int n)
+        {
+            hdr->kind = 1;
+            hdr->flags = 0;
+        }
+        """
+    )
+    upstream = base.replace("len", "nbytes")
+    add = "    hdr->flags = 0;\n    hdr->len = n;\n"
+    report, text = ported(
+        tmp_path, "m.c", base, base.replace("    hdr->flags = 0;\n", add), upstream
+    )
+    assert report.outcome is Outcome.CARRIED
+    assert text == upstream.replace("    hdr->flags = 0;\n", add)

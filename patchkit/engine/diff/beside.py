@@ -17,7 +17,11 @@ is the same code written again, in one of two ways:
 
 and the lines the patch changes (added or removed) name none of the names upstream's rewrite
 renamed or moved, nor, for new values, any name the rewritten lines hold but those they call
-(``items.pop(0)`` became ``items.pop(1)``: a patch's line reading ``items`` is not apart). A
+(``items.pop(0)`` became ``items.pop(1)``: a patch's line reading ``items`` is not apart), nor
+any number or string upstream's rewrite replaced, whole or as a part of one of theirs
+(``cfg.get("max_conn")`` became ``cfg.get("max_connections")``: a patch's
+``DEFAULTS["max_conn"] = 5`` is written for the old key; ``3`` became ``2``: a patch's
+``[1.3.0]`` copies the old value). A
 rewrite that adds or drops anything (``sort()`` became ``sort(reverse=True)``), a renamed
 callee or member, a rewrite the lines around it do not bound: not apart. Text is read as
 tokens (names, numbers, strings, single marks), so no grammar is needed here: placement asks
@@ -157,5 +161,21 @@ def inserted_apart(
         moved = _revalued(was, now)
     if moved is None:
         return False
-    named = {t for kind, line in hunk.ops if kind != " " for t in _tokens([line]) if _is_name(t)}
-    return not moved & named
+    changed = [t for kind, line in hunk.ops if kind != " " for t in _tokens([line])]
+    named = {t for t in changed if _is_name(t)}
+    return not moved & named and not _replaced_values(was, now) & _parts(changed)
+
+
+def _replaced_values(was: list[bytes], now: list[bytes]) -> set[bytes]:
+    """The numbers and strings upstream's rewrite took out, unquoted."""
+    gone = Counter(filter(_literal, was)) - Counter(filter(_literal, now))
+    return {t.strip(b"\"'") for t in gone} - {b""}
+
+
+def _parts(tokens: Sequence[bytes]) -> set[bytes]:
+    """The numbers and strings among ``tokens``, unquoted, whole and cut at their marks."""
+    found = set()
+    for token in filter(_literal, tokens):
+        bare = token.strip(b"\"'")
+        found |= {bare, *re.split(rb"[^0-9A-Za-z_]+", bare)}
+    return found - {b""}

@@ -12,7 +12,13 @@ takes the target's spelling when
   least, every such line agreeing on the new spelling, the old spelling gone from the target
   and the new one absent from the base (learned as :func:`patchkit.engine.diff.renames.learn`
   learns a scope's renames, here across the whole file);
-- no line the patch adds or removes defines the word anew (the patch brings it itself).
+- no line the patch adds or removes defines the word anew (the patch brings it itself);
+- the added lines name the word only as a called function (``word(``), never as a member
+  (``.word``, ``->word``, ``ns::word``), a keyword argument, a parameter or a variable: a
+  local that upstream renamed in one function says nothing of another function's names, nor of
+  another API's attribute or keyword of the same spelling;
+- no hunk that removes lines (those are not respelled) adds a line naming the word: the patch's
+  own uses of one name are never split between two spellings.
 
 Only a hunk that removes nothing changes, and only its added lines; context lines stay the
 base's, for placing and merging. A hunk that removes lines is merged against upstream's rewrite
@@ -119,6 +125,22 @@ def _in_place(base: Sequence[bytes], target: Sequence[bytes], word: bytes) -> li
     return [r for r in learn(rows, paired) if word in r.old]
 
 
+_MEMBER = {b".", b"->", b"::", b">", b":"}
+
+
+def _only_called(lines: Sequence[bytes], word: bytes) -> bool:
+    """Every use of ``word`` in ``lines`` is a call of a free function (``word(``; no member,
+    no keyword argument, no variable)."""
+    for line in lines:
+        found = [t[0] for t in tokens(line)]
+        for i, token in enumerate(found):
+            if token != word:
+                continue
+            if found[i + 1 : i + 2] != [b"("] or (i > 0 and found[i - 1] in _MEMBER):
+                return False
+    return True
+
+
 def file_renames(
     base: Sequence[bytes], target: Sequence[bytes], hunks: Sequence[Hunk]
 ) -> list[Rename]:
@@ -126,7 +148,9 @@ def file_renames(
     each of a word those lines name, the base names and the target nowhere, to a spelling
     the base names nowhere."""
     inserting = [h for h in hunks if not any(kind == "-" for kind, _ in h.ops)]
-    named = _words([line for hunk in inserting for line in hunk.added])
+    added = [line for hunk in inserting for line in hunk.added]
+    kept = _words([line for hunk in hunks if hunk not in inserting for line in hunk.added])
+    named = {w for w in _words(added) - kept if _only_called(added, w)}
     if not named:
         return []
     base_text, target_text = b"".join(base), b"".join(target)
