@@ -33,6 +33,9 @@ class Write:
     path: str  # repository path
     content: bytes | None  # None deletes the file
     mode: int | None = None
+    # it may replace a link by a file or a file by a link (never a directory): reset, once the
+    # person's own one was put aside; otherwise a write never changes a file's type
+    retype: bool = False
 
 
 JOURNAL_VERSION = 2

@@ -1,7 +1,9 @@
 """What a write may replace, checked for every file of a write before any is touched (``txn``):
 a file is never written under a file, nor under a symbolic link (the tree's, or one the same
 write makes: nothing is written through a link), a regular file never where a link is, and a
-link only over nothing or a link, pointing inside the tree (the policy is ``links``')."""
+link only over nothing or a link, pointing inside the tree (the policy is ``links``'). Only a
+write marked ``retype`` (reset's, over what a person put aside) replaces a link by a file or a
+file by a link: the link itself is replaced, never written through."""
 
 from __future__ import annotations
 
@@ -90,7 +92,7 @@ def _replaceable(tree: Tree, write: Write) -> None:
         st = None
     kind = None if st is None else stat.S_IFMT(st.st_mode)
     if write.mode == LINK:
-        if kind not in (None, stat.S_IFLNK):
+        if kind not in (None, stat.S_IFLNK) and not (write.retype and kind == stat.S_IFREG):
             what = "a directory" if kind == stat.S_IFDIR else "a regular file"
             raise TreeError(
                 f"{write.path}: refused: it would become a symbolic link to "
@@ -99,7 +101,7 @@ def _replaceable(tree: Tree, write: Write) -> None:
                 hint="nothing was written; remove it first, or make the link in a build step",
             )
         check_target(tree.fence(), tree.mapper(write.path) or write.path, write.content or b"")
-    elif kind == stat.S_IFLNK:
+    elif kind == stat.S_IFLNK and not write.retype:  # (retype: the link itself is replaced)
         raise UnsafePathError(
             f"{write.path}: refused: it is a symlink (to {shown(os.readlink(place))}); patchkit "
             "does not write through links",

@@ -91,13 +91,18 @@ def _written(tree: Tree, paths: list[str]) -> None:
         tree.written(paths)
 
 
-def _put_back(tree: Tree, path: str, content: bytes | None, mode: int | None) -> None:
+def _put_back(
+    tree: Tree, path: str, content: bytes | None, mode: int | None, retype: bool = False
+) -> None:
     """Write or remove one file; a link is removed or replaced itself, never written through
-    (``places`` checked every write before the first)."""
+    (``places`` checked every write before the first). ``retype``: a file may replace the link
+    there (renamed over it: the link itself goes)."""
     if content is None:
         remove_file(tree.place(path), tree.root)
     elif mode == LINK:
         write_file(tree.place(path), content, mode)
+    elif retype:
+        write_file(tree.place(path), content, mode or 0o100644)  # (None would stat the link)
     else:
         write_file(tree.disk_path(path), content, mode)
 
@@ -130,9 +135,10 @@ def commit(
         if then is not None:
             then()
     except BaseException:
+        retyped = {w.path for w in writes if w.retype}
         for path in reversed(done):
             content, mode = before[path]
-            _put_back(tree, path, content, mode)
+            _put_back(tree, path, content, mode, path in retyped)
         journal_path(store).unlink(missing_ok=True)
         _written(tree, done)
         raise
@@ -168,7 +174,8 @@ def _replace_all(
     try:
         for w in writes:
             failing = w.path
-            _put_back(tree, w.path, w.content, w.mode)  # atomic: on failure it is as it was
+            # atomic: on failure it is as it was
+            _put_back(tree, w.path, w.content, w.mode, w.retype)
             done.append(w.path)
         failing = "the state"
         if not isinstance(state, _Keep):
@@ -236,7 +243,8 @@ def recover(tree: Tree, store: StateStore) -> Recovery | None:
         if user_mode:
             modes.append(path)
         if current != content or (content is not None and want != mode):
-            _put_back(tree, path, content, want)
+            retype = mode == LINK == entry.get("after_mode")  # the link the write left
+            _put_back(tree, path, content, want, retype)
             restored.append(path)
     _restore_state(store, journal)
     journal_path(store).unlink()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from patchkit.cli import main
-from patchkit.errors import TreeError, UnsafePathError
+from patchkit.errors import UnsafePathError
 from patchkit.ops.port import port
 from patchkit.outcome import Outcome
 from testing.builders import Scenario, Upstream, diff_staged, run_git, snapshot
@@ -166,9 +166,13 @@ def test_reset_force_never_writes_a_links_target_into_a_file_put_in_its_place(
     (s.root / "docs" / "current").unlink()
     (s.root / "docs" / "current").write_text("mine\n")
     os.chmod(s.root / "docs" / "current", 0o755)
-    with pytest.raises(TreeError, match=r"docs/current: refused: .*symbolic link to 'a\.txt'"):
-        s.reset(force=True)
-    assert (s.root / "docs" / "current").read_text() == "mine\n"  # never 'a.txt' as a file
+    report = s.reset(force=True)  # the person's file put aside, then the link replaces it
+    assert os.readlink(s.root / "docs" / "current") == "a.txt"  # never 'a.txt' as a file
+    assert (s.root / "docs" / "a.txt").read_text() == "a\n"
+    assert report.saved_aside is not None
+    kept = report.saved_aside / "docs" / "current"
+    assert not kept.is_symlink() and kept.read_text() == "mine\n"
+    assert os.stat(kept).st_mode & 0o111
 
 
 def test_record_writes_links_as_links_and_apply_makes_them_again(tmp_path: Path) -> None:
