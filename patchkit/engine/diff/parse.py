@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from patchkit.engine.diff.check import check_link, check_modes
+from patchkit.engine.diff.extended import FilePart, name_of, read_extended
 from patchkit.engine.diff.hunks import read_body, scan
-from patchkit.engine.diff.paths import ENCODING, safe_relpath, unquote
+from patchkit.engine.diff.paths import ENCODING, safe_relpath
 from patchkit.errors import MalformedPatch, UnsupportedChange, shown
 from patchkit.workspace.links import LINK
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*?)\r?\n?$", re.DOTALL)
-_INDEX = re.compile(rb"^index ([0-9a-fA-F]+)\.\.([0-9a-fA-F]+)(?: +(\S+))?\s*$")
 _CACHE: OrderedDict[tuple[str, str], tuple[FilePatch, ...]] = OrderedDict()
 _CACHE_SIZE = 2048  # a series parses each of its diffs once, however many it holds
 
@@ -101,23 +101,9 @@ def _text(raw: bytes) -> str:
 
 
 @dataclass
-class _File:
-    """One file's part of the diff while it is being read."""
+class _File(FilePart):
+    """One file's part of the diff while it is being read: its header and its hunks."""
 
-    line: int  # where it starts (1-based), for messages
-    git: bool = False  # it has a ``diff --git`` header
-    header_old: str | None = None  # from "diff --git a/X b/Y"
-    header_new: str | None = None
-    old: str | None = None  # from ---/+++ or rename/copy lines; "" for /dev/null
-    new: str | None = None
-    old_mode: int | None = None
-    new_mode: int | None = None
-    index_mode: int | None = None
-    old_blob: str | None = None
-    new_blob: str | None = None
-    added: bool = False
-    deleted: bool = False
-    binary: bool = False
     hunks: list[Hunk] = field(default_factory=list)
 
 
@@ -195,7 +181,9 @@ class _Parser:
         header = self.lines[self.i].rstrip(b"\r\n")[len(b"diff --git ") :]
         current.header_old, current.header_new = self._header_paths(header)
         self.i += 1
-        while self.i < len(self.lines) and self._extended(current, self.lines[self.i]):
+        while self.i < len(self.lines) and read_extended(
+            current, self.lines[self.i], self.source, self.i + 1
+        ):
             self.i += 1
         if self.i < len(self.lines) and self.lines[self.i].startswith(b"--- "):
             if not self.lines[self.i + 1 : self.i + 2] or not self.lines[self.i + 1].startswith(
@@ -212,7 +200,9 @@ class _Parser:
         current, start = _File(self.i + 1), self.i
         self.in_file = None
         self.i += 1
-        while self.i < len(self.lines) and self._extended(current, self.lines[self.i]):
+        while self.i < len(self.lines) and read_extended(
+            current, self.lines[self.i], self.source, self.i + 1
+        ):
             self.i += 1
         rest = self.lines[self.i : self.i + 2]
         if len(rest) < 2 or not (rest[0].startswith(b"--- ") and rest[1].startswith(b"+++ ")):
@@ -228,84 +218,20 @@ class _Parser:
             end = header.find(b'" ', 1)
             if end < 0:
                 return None, None
-            return self._name(header[: end + 1]), self._name(header[end + 2 :])
+            return name_of(header[: end + 1]), name_of(header[end + 2 :])
         half = (len(header) - 1) // 2  # "a/P b/P": the usual case, one path twice
         if header[half : half + 1] == b" " and header[:half][2:] == header[half + 1 :][2:]:
-            return self._name(header[:half]), self._name(header[half + 1 :])
+            return name_of(header[:half]), name_of(header[half + 1 :])
         parts = header.split(b" b/", 1)
         if len(parts) == 2:
-            return self._name(parts[0]), self._name(b"b/" + parts[1])
+            return name_of(parts[0]), name_of(b"b/" + parts[1])
         return None, None
-
-    def _name(self, raw: bytes) -> str | None:
-        name = unquote(raw.strip())
-        if name == b"/dev/null":
-            return ""
-        if name[:2] in (b"a/", b"b/"):
-            name = name[2:]
-        return _text(name)
-
-    def _extended(self, current: _File, line: bytes) -> bool:
-        """Read one extended header line; False when the line is not one."""
-        text = line.rstrip(b"\r\n")
-        word = text.split(b" ", 2)
-        if text.startswith((b"old mode ", b"new mode ")):
-            mode = self._mode(word[2], current)
-            if word[0] == b"old":
-                current.old_mode = mode
-            else:
-                current.new_mode = mode
-        elif text.startswith(b"new file mode "):
-            current.added, current.new_mode = True, self._mode(text[14:], current)
-        elif text.startswith(b"deleted file mode "):
-            current.deleted, current.old_mode = True, self._mode(text[18:], current)
-        elif text.startswith((b"copy from ", b"copy to ")):  # (was read as a rename: lost)
-            raise UnsupportedChange(
-                f"{self.source}: refuses a copy (line {self.i + 1}): patchkit applies no copy",
-                hint="regenerate the diff without copy detection (`git diff --full-index`, no "
-                "-C), so the copy is a new file",
-            )
-        elif text.startswith(b"rename from "):
-            current.old = self._name(text.split(b" ", 2)[2])
-        elif text.startswith(b"rename to "):
-            current.new = self._name(text.split(b" ", 2)[2])
-        elif text.startswith(b"index "):
-            self._index(current, text)
-        elif text.startswith(b"Binary files "):
-            current.binary = True
-        elif not text.startswith((b"similarity index ", b"dissimilarity index ")):
-            return False
-        return True
-
-    def _index(self, current: _File, text: bytes) -> None:
-        found = _INDEX.match(text)
-        if not found:
-            raise self.fail(f"a malformed index line {shown(_text(text))}")
-        zero = re.compile(rb"0+")
-        old, new = found.group(1), found.group(2)
-        current.old_blob = None if zero.fullmatch(old) else _text(old).lower()
-        current.new_blob = None if zero.fullmatch(new) else _text(new).lower()
-        if found.group(3):
-            current.index_mode = self._mode(found.group(3), current)
-
-    def _mode(self, raw: bytes, current: _File) -> int:
-        """An octal mode; which modes patchkit writes is :func:`check_modes`' to say."""
-        text = _text(raw.strip())
-        if not re.fullmatch(r"[0-7]{1,7}", text):
-            path = current.header_new or current.header_old or "a file"
-            raise UnsupportedChange(
-                f"{self.source}: refuses the change to {path}: the diff gives it mode "
-                f"{shown(text[:20])} (line {self.i + 1}), which is no file mode; patchkit writes only "
-                "regular files with mode 100644 or 100755",
-                hint="regenerate the diff with git",
-            )
-        return int(text, 8)
 
     def _names(self, current: _File) -> None:
         """The ``---`` and ``+++`` lines (the caller saw both)."""
         old = self.lines[self.i][4:].rstrip(b"\r\n").split(b"\t", 1)[0]
         new = self.lines[self.i + 1][4:].rstrip(b"\r\n").split(b"\t", 1)[0]
-        current.old, current.new = self._name(old), self._name(new)
+        current.old, current.new = name_of(old), name_of(new)
         self.in_file = current.new or current.old
         self.i += 2
 
