@@ -61,7 +61,7 @@ def test_a_closing_block_of_another_holder_stays_a_conflict(tmp_path: Path) -> N
     """Upstream appended another server block: the file's closing brace now closes that one,
     so the test would move into another block."""
     other = 'start_server {tags {"hash" "external"}} {\n    test {HLEN} {\n        r ping\n    }\n'
-    upstream = TCL.replace(GONE, "\n}\n\n" + other.rstrip("\n"))
+    upstream = TCL.replace(GONE, "\n}\n\n" + other)  # ends with `}` too: only the holder tells
     report, text = ported(tmp_path, "tests/unit/type/hash.tcl", TCL, _patched(TCL), upstream)
     assert report.outcome is Outcome.CONFLICT
     assert NEW_TEST not in text
@@ -82,6 +82,19 @@ def test_closing_lines_that_no_longer_end_the_file_stay_a_conflict(tmp_path: Pat
     """Upstream wrote a line after the closing brace: it no longer ends the file here, and
     nothing else anchors the place."""
     upstream = TCL.replace(GONE, "") + "# end of the hash tests\n"
+    report, text = ported(tmp_path, "tests/unit/type/hash.tcl", TCL, _patched(TCL), upstream)
+    assert report.outcome is Outcome.CONFLICT
+    assert NEW_TEST not in text
+
+
+def test_a_twin_holder_of_the_same_header_stays_a_conflict(tmp_path: Path) -> None:
+    """Upstream appended a second server block with the same header line (another config):
+    the holder's text is no proof it is the same block, so the test is not moved into it."""
+    other = (
+        'start_server {tags {"hash"}} {\n    r config set hash-max-listpack-entries 0\n'
+        "    test {HLEN on hashtable} {\n        r ping\n    }\n"
+    )
+    upstream = TCL.replace(GONE, "\n}\n\n" + other)
     report, text = ported(tmp_path, "tests/unit/type/hash.tcl", TCL, _patched(TCL), upstream)
     assert report.outcome is Outcome.CONFLICT
     assert NEW_TEST not in text

@@ -10,6 +10,7 @@ from patchkit.ops.port import port
 from patchkit.outcome import Outcome
 from testing.builders import Upstream
 from tests.conftest import dedent
+from tests.engine.test_placement import ported
 
 HEAD = dedent(
     """
@@ -68,3 +69,42 @@ def test_an_entry_whose_list_no_longer_ends_there_stays_a_conflict(tmp_path: Pat
 
     assert outcome is Outcome.CONFLICT
     assert text == theirs
+
+
+def test_a_holder_upstream_took_with_other_years_stays_a_conflict(tmp_path: Path) -> None:
+    """Upstream added the same holder itself, with a year range: the same entry but for its
+    numbers, so the list has it already (not doubled)."""
+    theirs = HEAD.replace("2023      Jeffrey", "2023-2026 Jeffrey").replace(
+        END, MINE.replace("2026     ", "2025-2026") + END, 1
+    )
+
+    outcome, text = _port(tmp_path, theirs)
+
+    assert outcome is Outcome.CONFLICT
+    assert text == theirs
+
+
+def test_an_entry_is_not_placed_in_a_branch_upstream_added(tmp_path: Path) -> None:
+    """No grammar (Tcl): upstream changed the list's last entry and added an else branch whose
+    entry is alike; the trailing side now follows the else body, a block line between the
+    list's kept entry and the place: the conflict stands."""
+    base = dedent(
+        """
+        proc setup {x} {
+            set cfg(name) default
+            if {$x} {
+                set cfg(a) 1
+                set cfg(b) 2
+            }
+            run_with cfg
+            log_config cfg
+        }
+        """
+    )
+    patched = base.replace("        set cfg(b) 2\n", "        set cfg(b) 2\n        set cfg(c) 3\n")
+    theirs = base.replace(
+        "        set cfg(b) 2\n", "        set cfg(b) 5\n    } else {\n        set cfg(a) 0\n"
+    )
+    report, text = ported(tmp_path, "setup.tcl", base, patched, theirs)
+    assert report.outcome is Outcome.CONFLICT, text
+    assert "cfg(c)" not in text

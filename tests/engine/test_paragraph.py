@@ -264,3 +264,27 @@ def test_a_paragraph_of_its_own_needs_each_neighbour_once_in_the_file(tmp_path: 
     upstream = MOVED + "\nExclusiveArch: aarch64 ppc64le x86_64\n"
     report, text = ported(tmp_path, "pkg.spec.in", PKG, BUILDROOT, upstream)
     assert report.outcome is Outcome.CONFLICT, (report.result.placements, text)
+
+
+def test_a_paragraph_of_its_own_refuses_when_upstream_moved_the_blank_line(
+    tmp_path: Path,
+) -> None:
+    """Upstream rewrote the line above the new paragraph and moved the blank line above it
+    (now joined to the line below): between the anchors is one blank run as at base, but the
+    paragraphs are not the base's, and the check would go before `b` is assigned."""
+    base = dedent(
+        """
+        def f(path):
+            a = load(path)
+            b = a + 1
+
+            return b
+        """
+    )
+    patched = base.replace("    b = a + 1\n\n", "    b = a + 1\n\n    check(b)\n\n")
+    upstream = base.replace(
+        "    a = load(path)\n    b = a + 1\n\n", "    a = load(path)\n\n    b = a + 2\n"
+    )
+    report, text = ported(tmp_path, "m.py", base, patched, upstream)
+    assert report.outcome is Outcome.CONFLICT, text
+    assert "check(b)" not in text

@@ -9,7 +9,8 @@ goes right above those same closing lines here, when
 - the hunk's trailing context is the file's end at base and here, line for line, and its first
   line is indented less than the block (it closes what the block is in);
 - the block belongs to what it belonged to at base: the last line above it less indented than
-  its first line (``start_server {tags {"hash"}} {``) is the same line at base and here;
+  its first line (``start_server {tags {"hash"}} {``) is the same line at base and here,
+  and that line occurs once in the file at base and once here (no twin block);
 - the block was a paragraph of its own at base on its leading side (its leading context ends
   with a run of blank lines, above a line that is not blank), and none of its runs of added
   lines stands in the file already.
@@ -76,6 +77,8 @@ def _separators(placer: Placer, plan: Plan) -> tuple[bytes, ...] | None:
     holder = _holder(base.lines[:at_base], depth)
     if holder is None or holder != _holder(target.lines[:at], depth):
         return None
+    if base.lines.count(holder) != 1 or target.lines.count(holder) != 1:
+        return None  # a twin holder (two blocks with one header): which one is a guess
     if any(target.find(part) for part in added_parts(hunk.added)):
         return None  # already there, in part or whole: not this rule's to judge
     here = _blank_run(target.lines[:at])

@@ -9,6 +9,10 @@ when
 - the trailing side stands here once, intact, and says something (two telling lines);
 - the line above it here is alike the added lines (the list still ends there), and none of
   the list's lines here is one the block adds (upstream did not take the entry already);
+- the list here is the base's: its entries indented as the added ones, no line opening or
+  closing a block (``{``, ``}``, ``} else {``, ``:``, begin/end) between its nearest kept base
+  entry and the place, and no entry the same as an added one but for numbers that the base's
+  list did not hold so (a holder upstream took, with other years);
 - the place is in the scope the hunk had at base (no look-alike twin).
 
 Lines are alike when their first three tokens are the same and one of them is a word: ``*``,
@@ -20,11 +24,19 @@ from __future__ import annotations
 import re
 
 from patchkit.engine.diff.onesided import trimmed
+from patchkit.engine.diff.parse import Hunk
 from patchkit.engine.diff.placement import Placer, Plan, PlanState, in_scope, weight
 from patchkit.outcome import Rule
 
 _TOKEN = re.compile(rb"\w+|\S")
 _HEAD = 3  # tokens two entries of one list open with alike
+_NUMBERS = re.compile(rb"[\d\s,-]+")
+_KEYWORD = re.compile(rb"(begin|end)\b")
+_REACH = 40  # lines above the place searched for a kept entry of the base's list
+
+
+def _indent(line: bytes) -> int:
+    return len(line) - len(line.lstrip())
 
 
 def _alike(one: bytes, other: bytes) -> bool:
@@ -58,6 +70,39 @@ def _list_above(lines: list[bytes], row: int, like: bytes) -> list[bytes]:
     return lines[start:row]
 
 
+def _masked(line: bytes) -> bytes:
+    """A line with its numbers (years, ranges of years) and spacing masked."""
+    return _NUMBERS.sub(b" ", line).strip()
+
+
+def _opens_or_closes(line: bytes) -> bool:
+    """A line that opens or closes a block (``{``, ``}``, ``} else {``, ``:``, begin/end)."""
+    text = line.strip()
+    return text.endswith((b"{", b":")) or text.startswith(b"}") or bool(_KEYWORD.match(text))
+
+
+def _same_list(
+    hunk: Hunk, lines: list[bytes], row: int, entries: list[bytes], old: list[bytes]
+) -> bool:
+    """The run of ``entries`` ending above ``row`` is the base's list (``old``, at base):
+    indented as its entries, no line opening or closing a block between its nearest kept
+    base entry and ``row``, and no entry upstream took already (an added one but for its
+    numbers, that the base's list did not hold so)."""
+    depth = _indent(hunk.added[0])
+    if any(_indent(line) != depth for line in (*entries, *hunk.added)):
+        return False
+    added = {_masked(line) for line in hunk.added} - {_masked(line) for line in old}
+    if any(_masked(line) in added for line in entries):
+        return False
+    kept = set(_list_above(list(hunk.old), hunk.lead, hunk.added[0]))
+    for line in reversed(lines[max(row - _REACH, 0) : row]):
+        if line in kept:
+            return True
+        if _opens_or_closes(line):
+            return False
+    return True
+
+
 def place_at_list_end(placer: Placer, plan: Plan) -> bool:
     """Place a list entry the hunk appended at base right above its intact trailing side,
     at the end of the list there; True when placed (the plan holds the hunk cut to that side)."""
@@ -69,7 +114,11 @@ def place_at_list_end(placer: Placer, plan: Plan) -> bool:
     if len(spots) != 1 or sum(weight(line) for line in trail) < 2:
         return False
     entries = _list_above(lines, spots[0], hunk.added[0])
-    if not entries or set(entries) & set(hunk.added) or not in_scope(placer, plan, spots[0]):
+    base = placer.base.lines if placer.base else []
+    old = _list_above(base, plan.base_at + hunk.lead, hunk.added[0])
+    if not entries or not _same_list(hunk, lines, spots[0], entries, old):
+        return False
+    if not in_scope(placer, plan, spots[0]):
         return False
     plan.hunk, plan.spots = trimmed(hunk, hunk.lead, 0), spots
     plan.base_at = plan.base_at + hunk.lead

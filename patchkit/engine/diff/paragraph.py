@@ -22,7 +22,9 @@ Where upstream rewrote the lines on one side instead, a block at an edge keeps t
 one that opened a paragraph (a blank line above it) opens it still, after its intact leading
 side; one that closed an indented block (the next line less indented: the last note before
 ``requirements:``) goes right before the line ending that block, when exactly one place has
-that line and two more telling context lines where they were at base.
+that line and two more telling context lines where they were at base. A block that was a
+paragraph of its own stays between the same two paragraphs, the lines right above and below
+the blank run it sits in the same as at base (upstream moving that edge refuses).
 """
 
 from __future__ import annotations
@@ -178,11 +180,24 @@ def _anchor(target: FileView, lines: Sequence[bytes]) -> int | None:
     return None
 
 
+def _kept(here: Sequence[bytes], base: Sequence[bytes]) -> bool:
+    """A paragraph's side (its lines from the blank run to its anchor, nearest the run first)
+    is the base's: the base's line beside the run stands in it, or it has as many lines as at
+    base and the line beside the run opens as the base's did (upstream rewrote that line)."""
+    edge = base[0].split()
+    if any(line.split() == edge for line in here):
+        return True
+    if len(here) != len(base) or not here or not edge:
+        return False
+    return here[0].split()[:1] == edge[:1]
+
+
 def _own_paragraph(placer: Placer, plan: Plan) -> tuple[int, int] | None:
     """A block that was a paragraph of its own at base (blank lines between it and the
     paragraphs either side), where upstream rewrote lines in those paragraphs: it goes
     between the same two paragraphs here, found by a line of each the hunk's context holds
-    once in the file, when one run of as many blank lines separates them here as at base.
+    once in the file, when one run of as many blank lines separates them here as at base
+    and the lines right above and below that run are those beside it at base.
     (How many blank lines of that run stay above it, where the run starts here.)"""
     hunk, target = plan.hunk, placer.target
     lead, trail, added = hunk.old[: hunk.lead], hunk.old[hunk.lead :], hunk.added
@@ -201,6 +216,12 @@ def _own_paragraph(placer: Placer, plan: Plan) -> tuple[int, int] | None:
     if runs != 1 or kinds.count(True) != above + below:
         return None
     start = top + 1 + kinds.index(True)
+    end = start + above + below
+    here = (target.lines[top:start][::-1], target.lines[end : bottom + 1])
+    rev, fwd = lead[: len(lead) - above][::-1], trail[below:]
+    at_base = (rev[: rev.index(here[0][-1]) + 1], fwd[: fwd.index(here[1][-1]) + 1])
+    if not all(_kept(now, was) for now, was in zip(here, at_base, strict=True)):
+        return None  # upstream moved the paragraphs' edge: not the same two paragraphs
     return (above, start) if in_scope(placer, plan, start + above) else None
 
 
