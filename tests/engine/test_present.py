@@ -14,6 +14,7 @@ from patchkit.ops.port import port
 from patchkit.outcome import Outcome, Rule
 from testing.builders import Upstream
 from tests.conftest import dedent
+from tests.engine.test_placement import ported
 
 BASE = dedent(
     """
@@ -125,3 +126,48 @@ def test_a_block_left_out_keeps_its_lines_as_context(tmp_path: Path) -> None:
     assert (second.row, second.removed, second.added) == (2, (b"c\n",), (b"C\n",))
     assert rest.old == hunk.old and rest.new == (b"a\n", b"b\n", b"C\n")
     assert rest.added == (b"C\n",) and rest.header == hunk.header
+
+
+def test_the_patchs_own_rename_is_not_upstreams_other_rename(tmp_path: Path) -> None:
+    """The patch renames compute to compute_fast, upstream to compute_v2: renames are learned
+    from the base to upstream, so compute_fast (nowhere upstream) is never already there."""
+    base = dedent(
+        """
+        def compute(a, b):
+            total = a + b
+            return total
+
+
+        def run(x):
+            y = compute(x, 1)
+            z = compute(y, 2)
+            return z
+        """
+    )
+    upstream = base.replace("compute(", "compute_v2(")
+
+    report, text = ported(
+        tmp_path, "m.py", base, base.replace("compute(", "compute_fast("), upstream
+    )
+
+    assert report.outcome is Outcome.CONFLICT
+    assert text == upstream
+
+
+def test_a_block_naming_a_new_word_is_never_upstream_by_a_rename(tmp_path: Path) -> None:
+    """The block calls make where it called build; upstream's line says make too, with its
+    rename of debug_opts: the block renames itself, so only a literal match is evidence."""
+    fix = FIX.replace(
+        "    return build(sources, debug_opts)\n", "    return make(sources, debug_opts)\n"
+    )
+    theirs = RENAMED.replace(KEPT, "    return make(sources, dbg_flags)\n")
+    up = Upstream(tmp_path / "up")
+    base = up.commit({"build.py": BASE}, "base")
+    patch = tmp_path / "fix.patch"
+    patch.write_bytes(up.diff_of({"build.py": fix}))
+    up.commit({"build.py": theirs})
+
+    report = port(patch_file=patch, base_commit=base, checkout=up.path, explain=True)
+
+    assert report.outcome is Outcome.CONFLICT
+    assert (up.path / "build.py").read_text() == theirs

@@ -6,6 +6,7 @@ lines side by side stay a conflict."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from patchkit.engine.diff.respace import merge_line, merged_region
@@ -13,6 +14,7 @@ from patchkit.ops.port import port
 from patchkit.outcome import Outcome
 from testing.builders import Upstream
 from tests.conftest import dedent
+from tests.engine.test_placement import ported
 
 BASE = dedent(
     """
@@ -103,3 +105,57 @@ def test_a_line_merges_by_tokens_only_where_a_kept_token_lies_between() -> None:
 
     assert apart == b"  int end   = min(a, n);\n"
     assert touching is None
+
+
+def test_a_line_merged_is_rewritten_only_in_the_hunk_whose_conflict_wrote_it(
+    tmp_path: Path,
+) -> None:
+    """The patch respaces ``y  =  foo(a)`` in f and adds ``y = foo(a)`` in g; upstream wrote
+    f's line ``foo(a, b)``: f gets the rewrite, g the patch's own line, as it added it."""
+    base = dedent(
+        """
+        def f(a, b):
+            y  =  foo(a)
+            return y
+
+
+        def pad1():
+            return 1
+
+
+        def pad2():
+            return 2
+
+
+        def g(a, b):
+            z = 1
+            w = 2
+            v = 3
+            return z + w + v
+        """
+    )
+    patched = base.replace("    y  =  foo(a)\n", "    y = foo(a)\n").replace(
+        "    z = 1\n", "    z = 1\n    y = foo(a)\n"
+    )
+    upstream = base.replace("    y  =  foo(a)\n", "    y  =  foo(a, b)\n").replace("v = 3", "v = 4")
+
+    report, text = ported(tmp_path, "m.py", base, patched, upstream)
+
+    assert report.outcome is Outcome.CARRIED
+    assert text == upstream.replace("    y  =  foo(a, b)\n", "    y = foo(a, b)\n").replace(
+        "    z = 1\n", "    z = 1\n    y = foo(a)\n"
+    )
+
+
+def test_a_long_line_is_left_a_conflict_at_once() -> None:
+    """A data table on one line (3,000 numbers) is over the bound: no token-by-token
+    comparison (seconds, growing with the square of its length), the conflict stands."""
+    long = b"a = [" + b", ".join(b"%d" % i for i in range(3000)) + b"]\n"
+    ours = long.replace(b"[0,", b"[0 ,")
+    theirs = long.replace(b"2999]", b"3007]")
+
+    started = time.monotonic()
+    merged = merged_region([ours], [long], [theirs])
+
+    assert merged is None
+    assert time.monotonic() - started < 1.0

@@ -8,8 +8,12 @@ diff of the base file against upstream's replaces exactly the block's base lines
 rows: upstream kept the lines right around them) with exactly the block's added lines,
 literally or with the renames upstream made across the file (learned as
 :mod:`patchkit.engine.diff.renames` learns them, between the file as the patch leaves its
-base and upstream's: on two lines at least, all agreeing, the old spelling gone from
-upstream's file). Those blocks are left out of their hunks (upstream's lines stand there)
+base and upstream's, where lines the patch already rewrote show them: on two lines at
+least, all agreeing, the old spelling gone from upstream's file; and only a word the base
+file has: a word the patch wrote is never one upstream renamed). A block that
+itself renames (its added lines name a word its removed lines don't, upstream's renames
+made in both) is never upstream by a rename: only upstream's own words there, literally,
+are evidence. Those blocks are left out of their hunks (upstream's lines stand there)
 and the file is merged again: carried only when that merge is clean, its outcome
 *partly upstreamed*; a hunk whose every block is upstream is already upstream. A block whose
 added lines stand elsewhere, or beside its removed lines that upstream kept, is no evidence:
@@ -20,13 +24,14 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from patchkit.engine.diff.lastpass import ByStatements
 from patchkit.engine.diff.parse import Hunk
 from patchkit.engine.diff.placement import Placer, Plan, PlanState, place
-from patchkit.engine.diff.renames import Rename, learn, renamed
+from patchkit.engine.diff.renames import Rename, learn, renamed, tokens
 from patchkit.engine.diff.result import FileResult, Job
 from patchkit.engine.diff.scopemerge import apply_at_base
 from patchkit.engine.ends import common_ends
@@ -34,6 +39,7 @@ from patchkit.outcome import Outcome, Rule
 
 MergeAll = Callable[[Job, Placer, list[Plan]], FileResult]
 Span = tuple[int, int]
+_WORD = re.compile(rb"[A-Za-z_]\w*\Z")
 
 
 @dataclass(frozen=True)
@@ -103,7 +109,8 @@ class Upstream:
 
     def renames(self) -> list[Rename]:
         if self._renames is None:
-            self._renames = learn(self.patched, self.target)
+            learned = learn(self.patched, self.target)
+            self._renames = [r for r in learned if renamed(self.base, [r]) != self.base]
         return self._renames
 
     def made(self, block: Block, at: int) -> bool:
@@ -115,7 +122,15 @@ class Upstream:
             return True
         renames = self.renames()
         want = renamed(block.added, renames)
-        return bool(renames) and want == list(there) and want != renamed(block.removed, renames)
+        was = renamed(block.removed, renames)
+        return bool(renames) and want == list(there) and want != was and not _names_new(want, was)
+
+
+def _names_new(added: Sequence[bytes], removed: Sequence[bytes]) -> bool:
+    """The added lines name a word the removed lines don't (the block renames, or adds a
+    name of its own)."""
+    old = {t for line in removed for t, _, _ in tokens(line) if _WORD.match(t)}
+    return any(_WORD.match(t) and t not in old for line in added for t, _, _ in tokens(line))
 
 
 def _changes(base: Sequence[bytes], target: Sequence[bytes]) -> dict[Span, Span]:

@@ -10,7 +10,12 @@ each side's changes are made; a line one side only respaced and the other rewrot
 rewrite, respaced where the tokens around that spacing are still the base's. Indentation is
 part of the key: a line re-indented is changed, never only respaced. Anything else (changes
 that meet, a respacing touching a rewritten token, a rewrite of other length under a
-respaced line, input with a line like a conflict marker) leaves the conflict as it was.
+respaced line, input with a line like a conflict marker) leaves the conflict as it was; so
+does a line of over ``_MAX_TOKENS`` tokens or a conflict of over ``_MAX_ROWS`` lines a side
+(a data table on one line is left a conflict, not compared token by token for minutes).
+A patch line written otherwise is rewritten in the hunks of the merge that wrote it only
+(those whose base lines lie in the part merged, found once in the base file), never in a
+hunk merged elsewhere that adds the same line; a part not found once leaves the conflict.
 Asked only after every other way (one side, moved code, statements, renames, blocks
 upstream made) left the file in conflict.
 """
@@ -33,6 +38,8 @@ from patchkit.gitrepo import MergeResult
 _TOKEN = re.compile(rb"\s+|\w+|[^\w\s]")
 _INDENT = re.compile(rb"[ \t]*")
 _MARKERS = (b"<<<<<<<", b"|||||||", b"=======", b">>>>>>>")
+_MAX_TOKENS = 400  # tokens of a line merged by tokens at most
+_MAX_ROWS = 400  # lines of a conflict's side merged by keys at most
 Key = tuple[bytes, tuple[bytes, ...]]
 Change = tuple[int, int, int, int]  # base [i1, i2) became side [j1, j2)
 Edit = tuple[int, int, list[bytes]]  # base tokens [start, end) and what replaces them
@@ -78,6 +85,8 @@ def _meet(a: Edit, b: Edit, base: list[bytes]) -> bool:
 def merge_line(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
     """One line with both sides' edits (by tokens, spacing included); None when two meet."""
     b, o, t = (_TOKEN.findall(line) for line in (base, ours, theirs))
+    if max(len(b), len(o), len(t)) > _MAX_TOKENS:
+        return None
     mine, other = _edits(b, o), _edits(b, t)
     if any(_meet(m, e, b) for m in mine for e in other):
         return None
@@ -116,6 +125,8 @@ def merged_region(
 ) -> tuple[list[bytes], dict[bytes, bytes]] | None:
     """One conflict merged by keys, and each line of the patch's side (``theirs``) written
     otherwise, with what was written for it; None (the conflict stands)."""
+    if max(len(ours), len(base), len(theirs)) > _MAX_ROWS:
+        return None
     kb, ko, kt = ([key(x) for x in lines] for lines in (base, ours, theirs))
     mine, other = _changes(kb, ko), _changes(kb, kt)
     if any(not _apart(a, b) for a in mine for b in other):
@@ -181,7 +192,8 @@ class ByKeys:
     """A line merger whose conflicts are merged by keys where they can be."""
 
     lines: Merger
-    plans: Sequence[Plan]  # their hunks' added lines written otherwise are rewritten so
+    base: Sequence[bytes]  # the base file's lines
+    plans: Sequence[Plan]  # the hunks of a part merged get their lines written otherwise
     used: bool = False
 
     def __call__(
@@ -192,12 +204,34 @@ class ByKeys:
             return merged
         made: dict[bytes, bytes] = {}
         again = _resolved(merged.content, made)
-        if again is None:
+        start = _found_once(self.base, split_lines(base))
+        if again is None or start is None:
             return merged
         self.used = True
+        end = start + len(split_lines(base))
         for plan in self.plans:
-            plan.hunk = _rewritten(plan.hunk, made)
+            if _within(plan, start, end):
+                plan.hunk = _rewritten(plan.hunk, made)
         return MergeResult(again, 0)
+
+
+def _found_once(whole: Sequence[bytes], part: Sequence[bytes]) -> int | None:
+    """Where ``part`` starts in ``whole``, when it stands there exactly once."""
+    if not part:
+        return None
+    n = len(part)
+    starts = [i for i, line in enumerate(whole) if line == part[0] and whole[i : i + n] == part]
+    return starts[0] if len(starts) == 1 else None
+
+
+def _within(plan: Plan, start: int, end: int) -> bool:
+    """The base lines the hunk changes (its context left out) lie in base rows
+    ``[start, end)``: it was merged there."""
+    hunk = plan.hunk
+    if plan.base_at is None:
+        return False
+    first = plan.base_at + hunk.lead
+    return start <= first and first + len(hunk.old) - hunk.lead - hunk.trail <= end
 
 
 def _rewritten(hunk: Hunk, made: dict[bytes, bytes]) -> Hunk:
@@ -220,6 +254,8 @@ def by_keys(job: Job, placer: Placer, merge_all: MergeAll) -> FileResult | None:
         return None
     for plan in missing:  # said only of a result this pass gives
         plan.note = "; ".join(n for n in (plan.note, "a side's respaced lines merged") if n)
-    keys = ByKeys(job.merge, missing)
+    if placer.base is None:
+        return None
+    keys = ByKeys(job.merge, placer.base.lines, missing)
     result = merge_all(dataclasses.replace(job, merge=ByStatements(keys)), placer, missing)
     return result if keys.used and result.outcome.carried else None
