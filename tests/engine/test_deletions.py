@@ -12,7 +12,9 @@ from pathlib import Path
 from patchkit.engine.diff.deletions import merge_over_deletions
 from patchkit.engine.diff.lastpass import slid
 from patchkit.engine.diff.parse import parse_diff
+from patchkit.ops.port import port
 from patchkit.outcome import Outcome
+from testing.builders import Upstream
 from tests.conftest import dedent
 from tests.engine.test_placement import ported
 
@@ -321,3 +323,102 @@ def test_an_insertion_reads_the_same_one_line_higher_along_a_blank_line() -> Non
     assert [k for k, _ in up.ops] == [" ", "+", "+", " ", " "]
     assert up.old == hunk.old and up.new == hunk.new and up.added == (b"\n", b"x\n")
     assert slid(hunk, 1) is None  # "x" is not "b": it cannot move down
+
+
+# -- an edit the patch did not plainly delete: renamed, moved, or named by its new lines -----
+FETCH_PY = dedent(
+    """
+    import requests
+
+
+    def fetch(url):
+        retries = 3
+        for _ in range(retries):
+            requests.get(url)
+        return url
+    """
+)
+
+
+def test_an_edit_on_a_line_the_patch_renamed_in_stays_a_conflict(tmp_path: Path) -> None:
+    # the patch's `attempts = 3` is upstream's `retries = 3` renamed: dropping 5 loses it
+    patched = FETCH_PY.replace("retries", "attempts")
+    upstream = FETCH_PY.replace("retries = 3", "retries = 5")
+    report, text = ported(tmp_path / "a", "m.py", FETCH_PY, patched, upstream)
+    assert report.outcome is Outcome.CONFLICT
+    assert text == upstream
+    base = 'DEFAULTS = {\n    "timeout": 30,\n    "retries": 3,\n}\n'
+    patched, upstream = base.replace('"timeout"', '"deadline"'), base.replace("30", "60")
+    report, text = ported(tmp_path / "b", "m.py", base, patched, upstream)
+    assert report.outcome is Outcome.CONFLICT
+    assert text == upstream
+
+
+def test_an_edit_of_a_statement_the_patch_moved_lower_stays_a_conflict(tmp_path: Path) -> None:
+    base = dedent(
+        """
+        def setup(app):
+            app.register("metrics", 30)
+            app.start()
+            app.wait()
+            app.serve()
+            return app
+        """
+    )
+    line = '    app.register("metrics", 30)\n'
+    patched = base.replace(line, "").replace("    return app\n", line + "    return app\n")
+    upstream = base.replace("30", "45")
+    report, text = ported(tmp_path, "m.py", base, patched, upstream)
+    assert report.outcome is Outcome.CONFLICT
+    assert text == upstream
+
+
+CLAMP = dedent(
+    """
+    import os
+
+
+    def keep(x):
+        return x
+
+
+    def clamp(value, low, high):
+        if value < low:
+            return low
+        if value > high:
+            return high - 1
+        return value
+    """
+)
+
+
+def test_an_edit_of_a_function_the_patch_moved_to_another_file_stays_a_conflict(
+    tmp_path: Path,
+) -> None:
+    # the patch deletes clamp() here and writes it in helpers.py: upstream's fix must not go
+    up = Upstream(tmp_path / "up")
+    up.commit({"util.py": CLAMP, "helpers.py": "from util import keep\n"}, "base")
+    moved = CLAMP[CLAMP.index("\n\n\ndef clamp") :]
+    patch = tmp_path / "p.patch"
+    patch.write_bytes(
+        up.diff_of(
+            {"util.py": CLAMP.replace(moved, "\n"), "helpers.py": "from util import keep\n" + moved}
+        )
+    )
+    base = up.head()
+    up.commit({"util.py": CLAMP.replace("return high - 1", "return high")}, "fix clamp")
+    report = port(patch_file=patch, base_commit=base, checkout=up.path)
+    assert report.outcome is not Outcome.CARRIED
+    assert "return high\n" in (up.path / "util.py").read_text()
+
+
+def test_a_paragraph_naming_a_tail_upstream_deleted_stays_a_conflict(tmp_path: Path) -> None:
+    # no grammar: the new target depends on `install`, which upstream deleted
+    base = "all:\n\tcc -o app app.c\n\nclean:\n\trm -f app\n\ninstall:\n\tcp app /usr/bin/app\n"
+    extra = "\ninstall-extra: install\n\tcp app.conf /etc/app.conf\n"
+    patched = base.replace("\ninstall:", extra + "\ninstall:")
+    upstream = base.replace("\ninstall:\n\tcp app /usr/bin/app\n", "")
+    upstream = upstream.replace("cc -o app", "cc -O2 -o app")
+    report, text = ported(tmp_path, "rules.mk", base, patched, upstream)
+    assert report.outcome is Outcome.CONFLICT
+    assert text == upstream

@@ -15,7 +15,10 @@ there is one. Every other upstream change must be one of these, else the conflic
   as they were, and the patch deletes the line right above them and the one right below, new
   lines of the patch coming right below none of them: they stay deleted (a call the release
   never had, between calls the patch replaces). Never when they bind a name (a declaration, an
-  assignment, an import) the patch's new lines beside them name;
+  assignment, an import) the patch's new lines beside them name; without a grammar, never when
+  a new line of the patch names a word of the deleted lines that upstream's text no longer has
+  (a new make target depending on the deleted one), unless that new line repeats a deleted
+  line word for word (a key the file's entries share);
 - **a deleted end of the file** (whole files only): upstream deleted the patch's context from
   right below its insertion to the end of the file, and the insertion is a paragraph of its own
   (it opens with a blank line, read so along an equal line above it when it was written below
@@ -24,8 +27,13 @@ there is one. Every other upstream change must be one of these, else the conflic
 - **an edit inside what the patch deletes**: upstream rewrote lines that all lie in a run the
   patch deletes, whose new lines there name none of the names of those lines (else the patch
   may have rewritten the same statement: ``return 1`` became ``return 2`` there and ``return
-  9`` upstream, a conflict), the rewrite took no name away (a literal, an operator, a name added: never a
-  renamed callee, which the patch's own lines may need too) and it is whole syntax on both
+  9`` upstream, a conflict), no new line of the patch anywhere in it is one of the base lines
+  upstream edited up to renamed names, strings and numbers (``retries = 3`` written
+  ``attempts = 3``, a statement moved lower: the patch kept it), the patch writes new lines in
+  the run's place (deleted with nothing there, the code may have moved to a place this merge
+  does not see: another scope, another file), the rewrite took no name away (a literal, an
+  operator, a name added: never a renamed callee, which the patch's own lines may need too)
+  and it is whole syntax on both
   sides (every node of the base across the rewritten lines lies inside that run or holds all
   of it; every node of upstream's new lines lies inside them or holds them all): **upstream's
   edit is dropped**, deleted with the statement it lies in, as the patch deletes that whole
@@ -120,11 +128,27 @@ class _Merge:
             return False
         deleted = self.deleted()
         rows = [r for r in range(up.start, up.end) if r not in deleted]
+        if rows and base is None and self.gone(up) & self.named(up):
+            return False  # no grammar: the patch's new lines may name what upstream deleted
         for lo, hi in _runs(rows):
             if not ((lo - 1 in deleted and hi in deleted) or self.paragraph_end(up, lo, hi)):
                 return False
         self.made += [Change(r, r + 1, (), 0) for r in rows]
         return True
+
+    def added(self) -> list[bytes]:
+        return [line for p in self.patch for line in p.lines]
+
+    def gone(self, up: Change) -> set[bytes]:
+        """The names of the lines ``up`` deletes that upstream's text no longer has."""
+        return _names(self.base[up.start : up.end]) - _names(self.ours)
+
+    def named(self, up: Change) -> set[bytes]:
+        """The names of the patch's new lines, but those that repeat one of the lines ``up``
+        deletes word for word (a key such as ``win_ping:``: a form the file uses, naming
+        nothing of what went)."""
+        same = {line.strip() for line in self.base[up.start : up.end]}
+        return _names([line for line in self.added() if line.strip() not in same])
 
     def paragraph_end(self, up: Change, lo: int, hi: int) -> bool:
         """Upstream deleted the patch's context from ``lo`` to the end of the file, and the
@@ -172,6 +196,9 @@ class _Merge:
             return False  # upstream took a name away (a renamed callee): the patch may need it
         if self.rewritten(up):
             return False  # both sides rewrote one statement: a conflict, as git says
+        lo, hi = self.run_of(up.start, deleted)
+        if not any(p.lines for p in self.patch if _near(Change(lo, hi, (), 0), p)):
+            return False  # nothing written in its place: it may live on elsewhere (moved)
         base, ours = self.side("base"), self.side("ours")
         if base is None or ours is None:
             return False
@@ -186,10 +213,15 @@ class _Merge:
     def rewritten(self, up: Change) -> bool:
         """The patch's new lines over ``up`` name a name of the base lines upstream edited
         there (``return 1`` became ``return 2`` in the patch and ``return 9`` upstream;
-        ``foo(a, b)`` became ``bar(a, b, c)``): the patch may have written that statement anew
-        rather than deleted it, and both sides' edits of it are a conflict."""
+        ``foo(a, b)`` became ``bar(a, b, c)``), or a new line of the patch anywhere is one of
+        those base lines up to renamed names, strings and numbers (``retries = 3`` written
+        ``attempts = 3``, a call moved lower): the patch may have written that statement anew
+        or moved it rather than deleted it, and both sides' edits of it are a conflict."""
         new = _names([line for p in self.patch if _overlap(up, p) for line in p.lines])
-        return bool(new & _names(self.base[up.start : up.end]))
+        if new & _names(self.base[up.start : up.end]):
+            return True
+        shapes = {_shape(line) for line in self.base[up.start : up.end]} - {b""}
+        return any(_shape(line) in shapes for line in self.added())
 
     def kept_import(self, up: Change) -> bool:
         """Python: ``up`` rewrote an import line the patch deletes as unused, and the rest of
@@ -235,6 +267,26 @@ def _places(base: Sequence[bytes], p: Change) -> list[Change]:
 
 
 _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+
+
+_TOKEN = re.compile(
+    rb'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|[0-9][A-Za-z0-9_.]*|[A-Za-z_][A-Za-z0-9_]*|\S'
+)
+
+
+def _shape(line: bytes) -> bytes:
+    """``line``'s tokens with every name, string and number made one token each (``x = 3``
+    and ``y = 5`` are one shape), spaces left out."""
+    return b" ".join(_kind(token) for token in _TOKEN.findall(line))
+
+
+def _kind(token: bytes) -> bytes:
+    head = token[:1]
+    if head in (b'"', b"'"):
+        return b"s"
+    if head.isdigit():
+        return b"0"
+    return b"a" if head.isalpha() or head == b"_" else token
 
 
 def _runs(rows: Sequence[int]) -> list[tuple[int, int]]:
