@@ -106,9 +106,9 @@ def _in_place(base: Sequence[bytes], target: Sequence[bytes], word: bytes) -> li
         where = where if where is not None else _index(target)
         at = next(t for t in tokens(line) if t[0] == word)
         head, tail = line[: at[1]], line[at[2] :]
-        spots = {j + 1 for j in where.get(base[i - 1], []) if i > 0} | {
-            j - 1 for j in where.get(base[i + 1], []) if i + 1 < len(base)
-        }
+        above = where.get(base[i - 1], []) if i > 0 else []  # the file's first line: none
+        below = where.get(base[i + 1], []) if i + 1 < len(base) else []  # its last: none
+        spots = {j + 1 for j in above} | {j - 1 for j in below}
         fits = [
             target[j]
             for j in spots
