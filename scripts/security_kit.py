@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from testing.builders import Scenario  # noqa: E402
+from testing.terminal import on_a_terminal  # noqa: E402
 
 CRASH = 70
 
@@ -109,7 +110,8 @@ def _execute(run: Run, tmp: Path) -> tuple[int | None, str]:
     argv = [sys.executable, "-m", "patchkit", *run.argv]
     env = _env(tmp, run.env)
     if env.pop("PATCHKIT_TEST_PTY", None):
-        return _on_a_terminal(argv, env, run.timeout)
+        code, out = on_a_terminal(argv, env, run.timeout)
+        return code, out[-400:] if code is not None else "no answer"
 
     def limit() -> None:
         if run.limit_file_size is not None:
@@ -131,29 +133,6 @@ def _execute(run: Run, tmp: Path) -> tuple[int | None, str]:
     except subprocess.TimeoutExpired:
         return None, f"no answer after {run.timeout:.0f} s"
     return proc.returncode, (proc.stderr or proc.stdout)[-400:]
-
-
-def _on_a_terminal(argv: list[str], env: dict[str, str], timeout: float) -> tuple[int | None, str]:
-    import pty
-
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(argv, env=env, stdout=slave, stderr=slave)
-    os.close(slave)
-    out = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.close(master)
-    try:
-        return proc.wait(timeout=timeout), out.decode(errors="replace")[-400:]
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        return None, "no answer"
 
 
 def home_for_git(tmp: Path) -> None:

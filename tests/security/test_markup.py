@@ -4,8 +4,6 @@ them (a file named ``[/x].txt`` crashed apply and status on a terminal with exit
 from __future__ import annotations
 
 import os
-import pty
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,6 +11,7 @@ import pytest
 
 from patchkit.cli.render import Out, literal, plain, styled
 from testing.builders import Scenario
+from testing.terminal import on_a_terminal
 
 NAMES = ("[/x].txt", "[bold]b[/].txt", "[link=x]c.txt")
 
@@ -33,29 +32,12 @@ def test_a_terminal_prints_markup_like_names(
     assert "wrote [/x].txt" in capsys.readouterr().out
 
 
-def _on_a_terminal(args: list[str], env: dict[str, str]) -> tuple[int, str]:
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(args, stdout=slave, stderr=slave, env=env)
-    os.close(slave)
-    out = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.close(master)
-    return proc.wait(timeout=60), out.decode(errors="replace")
-
-
 def test_apply_and_status_on_a_terminal_show_the_names(tmp_path: Path) -> None:
     s = Scenario(tmp_path, {name: "one\n" for name in NAMES})
     s.add("p1", {name: "two\n" for name in NAMES})
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2]), "COLUMNS": "200"}
     where = ["--target", "demo", "--project", str(s.project.path), "--checkout", str(s.root)]
     for verb in ("apply", "status"):
-        code, out = _on_a_terminal([sys.executable, "-m", "patchkit", verb, *where], env)
+        code, out = on_a_terminal([sys.executable, "-m", "patchkit", verb, *where], env, 60)
         assert code == 0, out
         assert "[/x].txt" in out and "[bold]b[/].txt" in out
