@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 
 from patchkit.engine.diff.bindings import Parsed, parsed
 from patchkit.engine.diff.parse import split_lines
-from patchkit.engine.diff.statements import Change, changes
+from patchkit.engine.diff.statements import Change, both_changes
 
 
 def _overlap(a: Change, b: Change) -> bool:
@@ -343,11 +343,10 @@ def merge_over_deletions(
     when it cannot be (the conflict stands). ``whole_file``: the three are whole files, not
     one scope of each (a file's end is only known so)."""
     lines = [split_lines(text) for text in (base, ours, theirs)]
-    upstream, patch = changes(lines[0], lines[1]), changes(lines[0], lines[2])
-    if upstream is None or patch is None:
+    sides = both_changes(*lines)
+    if sides is None:
         return None
-    both = {(c.start, c.end, c.lines) for c in upstream}
-    kept = [c for c in patch if (c.start, c.end, c.lines) not in both]  # both made it: once
+    upstream, kept = sides
     merge = _Merge(path, lines[0], lines[1], lines[2], kept, whole_file, upstream)
     if not _judged(merge, upstream):
         return None

@@ -313,15 +313,26 @@ def _fits(sides: _Sides, mine: Change, other: Change, at: int) -> bool:
     return _independent(gone + came, theirs) and not dropped & _named(added)
 
 
+def both_changes(
+    base: Sequence[bytes], ours: Sequence[bytes], theirs: Sequence[bytes]
+) -> tuple[list[Change], list[Change]] | None:
+    """The changes from ``base`` to ``ours`` (upstream's) and to ``theirs`` (the patch's), a
+    change both made counted once, as upstream's; None when either is too long to compare."""
+    upstream, patch = changes(base, ours), changes(base, theirs)
+    if upstream is None or patch is None:
+        return None
+    made = {(c.start, c.end, c.lines) for c in upstream}
+    return upstream, [c for c in patch if (c.start, c.end, c.lines) not in made]
+
+
 def merge_statements(path: str, ours: bytes, base: bytes, theirs: bytes) -> bytes | None:
     """``ours`` with the change from ``base`` to ``theirs``, merged by statements as the
     module says; None when they cannot be (the line merge's conflict stands)."""
     texts = [split_lines(text) for text in (base, ours, theirs)]
-    upstream, patch = changes(texts[0], texts[1]), changes(texts[0], texts[2])
-    if upstream is None or patch is None:
+    both = both_changes(*texts)
+    if both is None:
         return None
-    made = {(c.start, c.end, c.lines) for c in upstream}
-    patch = [c for c in patch if (c.start, c.end, c.lines) not in made]  # both made it: once
+    upstream, patch = both
     meets = []
     for mine in upstream:
         for other in patch:
